@@ -1,0 +1,62 @@
+// Argument structs of the two entry points.
+#pragma once
+
+#include <cstdint>
+
+#include "flashvision/tensor.h"
+
+namespace flashvision {
+
+/// Which implementation runs a call.
+enum class Backend : int {
+  automatic,  ///< the fastest backend available for the tensors' device
+  cpu,        ///< the CPU backend (tensors must be on the CPU)
+  cuda_sm80,  ///< the portable CUDA backend (mma.sync)
+  cuda_sm90,  ///< the Hopper backend (TMA + wgmma)
+};
+
+/// Options shared by forward and backward.
+///
+/// Dense mode: q [B, Nq, H, D], k and v [B, Nk, Hkv, D], out [B, Nq, H, D], lse [B, H, Nq].
+/// Varlen (packed) mode, chosen by setting cu_seqlens_q and cu_seqlens_k: q [total_q, H, D],
+/// k and v [total_k, Hkv, D], out [total_q, H, D], lse [H, total_q]; sequence b owns rows
+/// cu_seqlens_q[b] .. cu_seqlens_q[b+1] of q and likewise of k and v.
+/// Any strides are accepted as long as the last (head) dimension is contiguous.
+struct AttentionOptions {
+  float softmax_scale = 0.0f;  ///< multiplier of QK^T; 0 means 1/sqrt(D)
+  /// Causal mask aligned to the bottom-right corner (as flash-attn >= 2.1): query row i may see key
+  /// j when j <= i + Nk - Nq. Rows that see no key output 0 and have lse = -inf.
+  bool causal = false;
+  TensorView cu_seqlens_q;  ///< int32 [B + 1], non-decreasing, from 0 to total_q (varlen)
+  TensorView cu_seqlens_k;  ///< int32 [B + 1], non-decreasing, from 0 to total_k (varlen)
+  int max_seqlen_q = 0;     ///< varlen: longest query sequence (0: computed on CPU tensors)
+  int max_seqlen_k = 0;     ///< varlen: longest key sequence (0: computed on CPU tensors)
+  void* stream = nullptr;   ///< cudaStream_t for CUDA tensors (nullptr: the default stream)
+  Backend backend = Backend::automatic;  ///< force a backend (tests, benchmarks)
+  int num_threads = 0;                   ///< CPU backend: threads to use (0: all OpenMP threads)
+};
+
+/// Arguments of forward(): out = softmax(q k^T * scale) v, and optionally its log-sum-exp.
+struct ForwardArgs : AttentionOptions {
+  TensorView q;    ///< queries
+  TensorView k;    ///< keys
+  TensorView v;    ///< values
+  TensorView out;  ///< output, same shape and dtype as q (written)
+  TensorView lse;  ///< optional float32 log-sum-exp per query row (natural log; written)
+};
+
+/// Arguments of backward(): gradients of forward() given dout.
+struct BackwardArgs : AttentionOptions {
+  TensorView q;                ///< queries of the forward call
+  TensorView k;                ///< keys of the forward call
+  TensorView v;                ///< values of the forward call
+  TensorView out;              ///< output of the forward call
+  TensorView lse;              ///< float32 log-sum-exp the forward call wrote (required)
+  TensorView dout;             ///< gradient of the loss with respect to out
+  TensorView dq;               ///< gradient with respect to q (written)
+  TensorView dk;               ///< gradient with respect to k (written; summed over each GQA group)
+  TensorView dv;               ///< gradient with respect to v (written; summed over each GQA group)
+  bool deterministic = false;  ///< GPU backends: bitwise reproducible dq (slower)
+};
+
+}  // namespace flashvision

@@ -1,0 +1,31 @@
+"""flashvision: exact, IO-aware (Flash) attention for image models.
+
+Functions here take numpy arrays (float32, float16; CPU) or torch tensors (float32, float16,
+bfloat16; CPU or CUDA) and allocate their outputs in the caller's framework. torch is imported only
+when torch tensors are passed or ``flashvision.torch`` is imported.
+
+>>> out = flashvision.attention(q, k, v)                 # q [B, N, H, D], k/v [B, Nk, Hkv, D]
+>>> out = flashvision.attention(q, k, v, layout="bhsd")  # q [B, H, N, D] (PyTorch SDPA order)
+"""
+
+from . import _C
+from ._C import Error, compiled_backends, describe_devices, kernel_name
+from ._frontend import (
+    attention,
+    attention_backward,
+    attention_varlen,
+    attention_varlen_backward,
+)
+
+__version__ = _C.__version__
+
+__all__ = [
+    "Error",
+    "attention",
+    "attention_backward",
+    "attention_varlen",
+    "attention_varlen_backward",
+    "compiled_backends",
+    "describe_devices",
+    "kernel_name",
+]

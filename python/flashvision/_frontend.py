@@ -1,0 +1,169 @@
+"""flashvision.attention and friends: one entry point for numpy arrays and torch tensors.
+
+numpy arrays go straight to the C++ core; torch tensors go through the flashvision::fwd / bwd
+custom ops (flashvision.torch), so the result takes part in autograd and torch.compile.
+Layout "bhsd" is handled by passing transposed views: no array is copied.
+"""
+
+from . import _C
+from . import _checks as checks
+
+
+def _to_bshd(x, layout):
+    """A [B, N, H, D] view of a tensor stored in `layout`."""
+    return x if layout == "bshd" else x.swapaxes(1, 2)
+
+
+def _empty_like(x):
+    """A numpy output with x's shape, dtype and axis order (tests swap in a poisoned version)."""
+    import numpy as np
+
+    return np.empty_like(x)
+
+
+def _empty(shape, dtype):
+    """A numpy output of the given shape and dtype."""
+    import numpy as np
+
+    return np.empty(shape, dtype=dtype)
+
+
+def _dense_q(q, layout):
+    layout = checks.check_layout(layout)
+    order = "[B, N, H, D]" if layout == "bshd" else "[B, H, N, D]"
+    checks.check_rank("q", q, 4, f"4 ({order} for layout {layout!r})")
+    return layout
+
+
+def _forward_numpy(q, k, v, lse_shape, return_lse, **options):
+    import numpy as np
+
+    out = _empty_like(q)
+    lse = _empty(lse_shape, np.float32) if return_lse else None
+    _C.forward(q, k, v, out, lse, **options)
+    return out, lse
+
+
+def _backward_numpy(dout, q, k, v, out, lse, **options):
+    dq, dk, dv = _empty_like(q), _empty_like(k), _empty_like(v)
+    _C.backward(dout, q, k, v, out, lse, dq, dk, dv, **options)
+    return dq, dk, dv
+
+
+def attention(q, k, v, *, scale=None, causal=False, layout="bshd", return_lse=False):
+    """Exact attention softmax(q k^T * scale) v.
+
+    Args:
+        q: queries [B, Nq, H, D] (layout "bshd") or [B, H, Nq, D] (layout "bhsd").
+        k, v: keys and values [B, Nk, Hkv, D] (or [B, Hkv, Nk, D]); H must be a multiple of Hkv
+            (grouped-query attention).
+        scale: multiplier of q k^T; None means 1/sqrt(D).
+        causal: mask aligned to the bottom-right corner (as flash-attn): query i sees key j when
+            j <= i + Nk - Nq; rows that see no key output 0.
+        layout: "bshd" or "bhsd", for q, k, v and the output alike.
+        return_lse: also return the float32 log-sum-exp [B, H, Nq] (what the backward needs).
+
+    Returns:
+        out shaped like q (and lse), as numpy arrays or torch tensors like the inputs. With torch
+        tensors the output is differentiable (the lse is not).
+    """
+    framework = checks.common_framework(("q", q), ("k", k), ("v", v))
+    layout = _dense_q(q, layout)
+    scale = checks.check_scale(scale)
+    causal = checks.check_bool("causal", causal)
+    checks.check_bool("return_lse", return_lse)
+    q, k, v = (_to_bshd(x, layout) for x in (q, k, v))
+    if framework == "torch":
+        from .torch import _functional
+
+        out, lse = _functional.forward(q, k, v, scale=scale, causal=causal)
+    else:
+        b, n, h, _ = q.shape
+        out, lse = _forward_numpy(q, k, v, (b, h, n), return_lse, scale=scale, causal=causal)
+    out = _to_bshd(out, layout)
+    return (out, lse) if return_lse else out
+
+
+def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None, max_seqlen_k=None,
+                     *, scale=None, causal=False, return_lse=False):
+    """Attention over packed sequences of different lengths (no padding).
+
+    Args:
+        q: queries [total_q, H, D]; sequence b owns rows cu_seqlens_q[b] .. cu_seqlens_q[b+1].
+        k, v: keys and values [total_k, Hkv, D], split by cu_seqlens_k.
+        cu_seqlens_q, cu_seqlens_k: int32 [B + 1] offsets, from 0 to total, on q's device.
+        max_seqlen_q, max_seqlen_k: the longest sequences; None (0) lets the library compute them
+            for CPU arrays; required for CUDA tensors.
+        scale, causal: as in attention() (the causal mask is per sequence).
+        return_lse: also return the float32 log-sum-exp [H, total_q].
+    """
+    framework = checks.common_framework(
+        ("q", q), ("k", k), ("v", v), ("cu_seqlens_q", cu_seqlens_q),
+        ("cu_seqlens_k", cu_seqlens_k))
+    checks.check_rank("q", q, 3, "3 ([total_q, H, D])")
+    options = dict(
+        scale=checks.check_scale(scale),
+        causal=checks.check_bool("causal", causal),
+        max_seqlen_q=checks.check_max_seqlen("max_seqlen_q", max_seqlen_q),
+        max_seqlen_k=checks.check_max_seqlen("max_seqlen_k", max_seqlen_k),
+    )
+    checks.check_bool("return_lse", return_lse)
+    if framework == "torch":
+        from .torch import _functional
+
+        out, lse = _functional.forward(q, k, v, cu_seqlens_q=cu_seqlens_q,
+                                       cu_seqlens_k=cu_seqlens_k, **options)
+    else:
+        total_q, h, _ = q.shape
+        out, lse = _forward_numpy(q, k, v, (h, total_q), return_lse, cu_seqlens_q=cu_seqlens_q,
+                                  cu_seqlens_k=cu_seqlens_k, **options)
+    return (out, lse) if return_lse else out
+
+
+def attention_backward(dout, q, k, v, out, lse, *, scale=None, causal=False, layout="bshd",
+                       deterministic=False):
+    """Gradients (dq, dk, dv) of attention() given dout, the gradient of the loss w.r.t. out.
+
+    q, k, v, scale, causal and layout are those of the forward call; out and lse are what it
+    returned (call it with return_lse=True). dk and dv are summed over each GQA group.
+    """
+    framework = checks.common_framework(
+        ("dout", dout), ("q", q), ("k", k), ("v", v), ("out", out), ("lse", lse))
+    layout = _dense_q(q, layout)
+    options = dict(
+        scale=checks.check_scale(scale),
+        causal=checks.check_bool("causal", causal),
+        deterministic=checks.check_bool("deterministic", deterministic),
+    )
+    dout, q, k, v, out = (_to_bshd(x, layout) for x in (dout, q, k, v, out))
+    if framework == "torch":
+        from .torch import _functional
+
+        grads = _functional.backward(dout, q, k, v, out, lse, **options)
+    else:
+        grads = _backward_numpy(dout, q, k, v, out, lse, **options)
+    return tuple(_to_bshd(g, layout) for g in grads)
+
+
+def attention_varlen_backward(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k,
+                              max_seqlen_q=None, max_seqlen_k=None, *, scale=None, causal=False,
+                              deterministic=False):
+    """Gradients (dq, dk, dv) of attention_varlen(); arguments as there and in
+    attention_backward()."""
+    framework = checks.common_framework(
+        ("dout", dout), ("q", q), ("k", k), ("v", v), ("out", out), ("lse", lse),
+        ("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k))
+    options = dict(
+        scale=checks.check_scale(scale),
+        causal=checks.check_bool("causal", causal),
+        cu_seqlens_q=cu_seqlens_q,
+        cu_seqlens_k=cu_seqlens_k,
+        max_seqlen_q=checks.check_max_seqlen("max_seqlen_q", max_seqlen_q),
+        max_seqlen_k=checks.check_max_seqlen("max_seqlen_k", max_seqlen_k),
+        deterministic=checks.check_bool("deterministic", deterministic),
+    )
+    if framework == "torch":
+        from .torch import _functional
+
+        return _functional.backward(dout, q, k, v, out, lse, **options)
+    return _backward_numpy(dout, q, k, v, out, lse, **options)

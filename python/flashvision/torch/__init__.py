@@ -1,0 +1,23 @@
+"""PyTorch API of flashvision (importing it imports torch).
+
+- ``scaled_dot_product_attention``: torch.nn.functional.scaled_dot_product_attention's signature
+  and [B, H, N, D] layout.
+- ``flash_attn_func`` / ``flash_attn_varlen_func``: flash-attn's signatures, [B, N, H, D] layout.
+- ``SelfAttention`` / ``CrossAttention``: ready-made layers.
+- The ops ``torch.ops.flashvision.fwd`` and ``torch.ops.flashvision.bwd`` underneath, with fake
+  kernels and an autograd formula: everything here is differentiable and works under
+  ``torch.compile(fullgraph=True)``. One build serves every torch version: nothing here is
+  compiled against torch (tensors cross over DLPack).
+"""
+
+from . import _ops  # noqa: F401  (registers torch.ops.flashvision.fwd / bwd)
+from ._functional import flash_attn_func, flash_attn_varlen_func, scaled_dot_product_attention
+from ._modules import CrossAttention, SelfAttention
+
+__all__ = [
+    "CrossAttention",
+    "SelfAttention",
+    "flash_attn_func",
+    "flash_attn_varlen_func",
+    "scaled_dot_product_attention",
+]

@@ -1,0 +1,126 @@
+// Entry points: validate once, pick a backend, run it.
+#include <string>
+#include <vector>
+
+#include "api/problem.h"
+#include "cpu/cpu_backend.h"
+#include "flashvision/flashvision.h"
+#ifdef FLASHVISION_HAVE_CUDA
+#include "cuda/cuda_backend.h"
+#endif
+
+namespace flashvision {
+namespace {
+
+using detail::Problem;
+
+#ifndef FLASHVISION_HAVE_CUDA
+[[noreturn]] void no_cuda() {
+  throw Error(
+      "the tensors are on cuda but this build of flashvision has no CUDA backend "
+      "(rebuild with FLASHVISION_CUDA=ON)");
+}
+#endif
+
+/// Resolves Backend::automatic and checks that a forced backend fits the tensors.
+Backend choose_backend(const Problem& p, Backend requested, bool backward) {
+  if (p.device == Device::cpu) {
+    if (requested != Backend::automatic && requested != Backend::cpu) {
+      throw Error(std::string("backend is ") + to_string(requested) +
+                  " but the tensors are on cpu; expected backend cpu or automatic");
+    }
+    return Backend::cpu;
+  }
+  if (requested == Backend::cpu) {
+    throw Error("backend is cpu but the tensors are on cuda; expected a CUDA backend or automatic");
+  }
+#ifdef FLASHVISION_HAVE_CUDA
+  if (requested == Backend::cuda_sm90) {
+    throw Error(
+        "backend is cuda-sm90 but this build has no Hopper kernels yet; expected "
+        "cuda-sm80 or automatic");
+  }
+  std::string why;
+  if (!detail::cuda_supports(p, backward, &why)) throw Error(why);
+  return Backend::cuda_sm80;
+#else
+  (void)backward;
+  no_cuda();
+#endif
+}
+
+void run_forward(const Problem& p, Backend backend) {
+  if (backend == Backend::cpu) return detail::cpu_forward(p);
+#ifdef FLASHVISION_HAVE_CUDA
+  return detail::cuda_forward(p);
+#else
+  no_cuda();
+#endif
+}
+
+void run_backward(const Problem& p, Backend backend) {
+  if (backend == Backend::cpu) return detail::cpu_backward(p);
+#ifdef FLASHVISION_HAVE_CUDA
+  return detail::cuda_backward(p);
+#else
+  no_cuda();
+#endif
+}
+
+}  // namespace
+
+void forward(const ForwardArgs& args) {
+  const Problem p = detail::make_forward_problem(args);
+  run_forward(p, choose_backend(p, args.backend, false));
+}
+
+void backward(const BackwardArgs& args) {
+  const Problem p = detail::make_backward_problem(args);
+  run_backward(p, choose_backend(p, args.backend, true));
+}
+
+Backend selected_backend(const ForwardArgs& args) {
+  return choose_backend(detail::make_forward_problem(args), args.backend, false);
+}
+
+const char* to_string(Backend backend) noexcept {
+  switch (backend) {
+    case Backend::automatic: return "automatic";
+    case Backend::cpu: return "cpu";
+    case Backend::cuda_sm80: return "cuda-sm80";
+    case Backend::cuda_sm90: return "cuda-sm90";
+  }
+  return "unknown-backend";
+}
+
+std::string kernel_name(Backend backend) {
+  switch (backend) {
+    case Backend::cpu: return detail::cpu_kernel_name();
+#ifdef FLASHVISION_HAVE_CUDA
+    case Backend::cuda_sm80: return detail::cuda_kernel_name(nullptr);
+#endif
+    default: return "unavailable";
+  }
+}
+
+std::vector<Backend> compiled_backends() {
+  std::vector<Backend> backends{Backend::cpu};
+#ifdef FLASHVISION_HAVE_CUDA
+  backends.push_back(Backend::cuda_sm80);
+#endif
+  return backends;
+}
+
+std::vector<std::string> describe_devices() {
+  std::vector<std::string> lines{detail::cpu_description()};
+#ifdef FLASHVISION_HAVE_CUDA
+  const std::vector<std::string> gpus = detail::cuda_device_descriptions();
+  if (gpus.empty()) lines.push_back("cuda: no GPU found");
+  lines.insert(lines.end(), gpus.begin(), gpus.end());
+#else
+  lines.push_back("cuda: not compiled in");
+#endif
+  return lines;
+}
+
+}  // namespace flashvision

@@ -1,0 +1,19 @@
+// Entry points of the CPU backend.
+#pragma once
+
+#include <string>
+
+#include "api/problem.h"
+
+namespace flashvision::detail {
+
+/// Forward on host memory: writes out (and lse when requested).
+void cpu_forward(const Problem& problem);
+/// Backward on host memory: writes dq, dk, dv.
+void cpu_backward(const Problem& problem);
+/// Name of the micro-kernel set chosen for this CPU ("cpu-avx512", "cpu-avx2", "cpu-portable").
+std::string cpu_kernel_name();
+/// One line describing this CPU (model, threads, SIMD features used).
+std::string cpu_description();
+
+}  // namespace flashvision::detail

@@ -1,0 +1,156 @@
+// CPU forward pass: one task per (sequence, head, query block), streaming key/value blocks with
+// an online softmax. Per thread it holds a few tiles (O(block^2 + block * head_dim) floats); no
+// buffer grows with the sequence length.
+//
+// Tiles are transposed: query rows are SIMD lanes. S^T = K (Q^T) needs no transposed copy of K,
+// the softmax runs lane-wise, and O^T += V^T P^T reads V in place (V^T is just A with swapped
+// strides). Only Q (once per task) and O (once per task) change layout.
+#include <omp.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "api/problem.h"
+#include "cpu/cpu_backend.h"
+#include "cpu/isa.h"
+#include "cpu/kernels.h"
+#include "cpu/scratch.h"
+#include "cpu/tiling.h"
+#include "cpu/work.h"
+
+namespace flashvision::detail {
+namespace cpu {
+namespace {
+
+/// Where one thread's forward tiles live in its scratch area.
+struct ForwardScratch {
+  int64_t q_t, o_t, s_t, k, v, row_max, row_sum, row_scale, visible;
+  ScratchPlan plan;
+
+  ForwardScratch(const Tiling& t, int64_t head_dim) {
+    q_t = plan.reserve(head_dim * t.lane_pitch());
+    o_t = plan.reserve(head_dim * t.lane_pitch());
+    s_t = plan.reserve(t.max_keys() * t.lane_pitch());
+    k = plan.reserve(t.max_keys() * tile_pitch(head_dim));
+    v = plan.reserve(t.max_keys() * tile_pitch(head_dim));
+    row_max = plan.reserve(t.max_rows());
+    row_sum = plan.reserve(t.max_rows());
+    row_scale = plan.reserve(t.max_rows());
+    visible = plan.reserve(t.max_rows());
+  }
+};
+
+/// One forward task: query rows [q0, q0 + rows) of head `head` of sequence `seq`.
+struct ForwardTask {
+  const Problem& p;
+  const KernelTable& kt;
+  const Tiling& t;
+  const ForwardScratch& layout;
+  float* scratch;  // this thread's area
+
+  float* tile(int64_t offset) const { return scratch + offset; }
+
+  void run(int64_t seq, int64_t head, int64_t q0) const {
+    const SeqBounds b = p.bounds(seq);
+    if (!starts_block(q0, b.q_len, t.block_q)) return;
+    const int64_t rows = block_span(q0, b.q_len, t.block_q);
+    const int64_t lanes = pad_lanes(rows);
+    const int64_t d = p.head_dim;
+    const int64_t ld = t.lane_pitch();
+    const int64_t pitch = tile_pitch(d);
+    const int64_t kv_head = head / p.group_size();
+    float* q_t = tile(layout.q_t);
+    float* o_t = tile(layout.o_t);
+    float* s_t = tile(layout.s_t);
+    float* row_max = tile(layout.row_max);
+    float* row_sum = tile(layout.row_sum);
+
+    kt.pack_transposed(p.dtype, row_address(p.q, p.dtype, seq, b.q_begin + q0, head),
+                       p.q.row_stride, rows, d, p.scale * kLog2e, q_t, ld, lanes);
+    for (int64_t i = 0; i < lanes; ++i) {
+      row_max[i] = -std::numeric_limits<float>::infinity();
+      row_sum[i] = 0.0f;
+    }
+    for (int64_t c = 0; c < d; ++c) {
+      for (int64_t i = 0; i < lanes; ++i) o_t[c * ld + i] = 0.0f;
+    }
+
+    // Keys past what the last row may see are hidden from every row of the block.
+    const int64_t key_end = p.visible_keys(q0 + rows - 1, b.q_len, b.k_len);
+    for (int64_t k0 = 0, keys = 0; k0 < key_end; k0 += keys) {
+      keys = block_span(k0, key_end, t.block_k);
+      const int64_t next_keys = k0 + keys < key_end ? block_span(k0 + keys, key_end, t.block_k) : 0;
+      prefetch_key_rows(p, p.k, seq, b.k_begin + k0 + keys, kv_head, next_keys);
+      prefetch_key_rows(p, p.v, seq, b.k_begin + k0 + keys, kv_head, next_keys);
+      const float* k_rows =
+          pack_key_rows(kt, p, p.k, seq, b.k_begin + k0, kv_head, keys, tile(layout.k));
+      kt.gemm({keys, lanes, d, k_rows, pitch, 1, q_t, ld, s_t, ld, false});
+
+      ScoreTile scores{s_t, ld, keys, lanes, nullptr};
+      if (block_needs_mask(p, b, q0, k0, keys)) {
+        fill_visible(p, b, q0, rows, lanes, k0, keys, tile(layout.visible));
+        scores.visible = tile(layout.visible);
+      }
+      kt.online_softmax(scores, row_max, row_sum, o_t, d, ld);
+
+      const float* v_rows =
+          pack_key_rows(kt, p, p.v, seq, b.k_begin + k0, kv_head, keys, tile(layout.v));
+      kt.gemm({d, lanes, keys, v_rows, 1, pitch, s_t, ld, o_t, ld, true});
+    }
+    finish(seq, head, b, q0, rows);
+  }
+
+  /// Normalizes O by the row sums, writes it and the log-sum-exp. Rows that saw no key have sum
+  /// 0: they get O = 0 and lse = -inf.
+  void finish(int64_t seq, int64_t head, const SeqBounds& b, int64_t q0, int64_t rows) const {
+    const float* row_max = tile(layout.row_max);
+    const float* row_sum = tile(layout.row_sum);
+    float* row_scale = tile(layout.row_scale);
+    for (int64_t i = 0; i < rows; ++i) {
+      const float sum = row_sum[i];
+      row_scale[i] = sum > 0.0f ? 1.0f / sum : 0.0f;
+      if (p.lse.data != nullptr) {
+        *p.lse.at(seq, head, b.q_begin + q0 + i) = sum > 0.0f
+                                                       ? (row_max[i] + std::log2(sum)) * kLn2
+                                                       : -std::numeric_limits<float>::infinity();
+      }
+    }
+    kt.store_transposed(p.dtype, tile(layout.o_t), t.lane_pitch(), rows, p.head_dim, row_scale,
+                        row_address(p.out, p.dtype, seq, b.q_begin + q0, head), p.out.row_stride);
+  }
+};
+
+}  // namespace
+}  // namespace cpu
+
+void cpu_forward(const Problem& problem) {
+  using namespace cpu;
+  const KernelTable& kt = select_kernels();
+  const Tiling t = choose_tiling(Pass::forward, problem.head_dim, problem.seqlen_q,
+                                 problem.batch * problem.heads, requested_threads(problem));
+  const int64_t q_blocks = (problem.seqlen_q + t.block_q - 1) / t.block_q;
+  const int64_t tasks = problem.batch * problem.heads * q_blocks;
+  if (tasks == 0) return;
+  const int threads = thread_count(problem, tasks);
+  const ForwardScratch layout(t, problem.head_dim);
+  const AlignedFloats scratch(threads * layout.plan.size());
+
+#pragma omp parallel num_threads(threads)
+  {
+    const ForwardTask task{problem, kt, t, layout,
+                           scratch.data() + omp_get_thread_num() * layout.plan.size()};
+    // Consecutive tasks share a (sequence, head), so threads working at the same time read the
+    // same K/V. Under the causal mask the last query blocks cost most: hand them out first.
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t i = 0; i < tasks; ++i) {
+      const int64_t block = i % q_blocks;
+      const int64_t head = i / q_blocks % problem.heads;
+      const int64_t seq = i / q_blocks / problem.heads;
+      const int64_t q_block = problem.causal ? q_blocks - 1 - block : block;
+      task.run(seq, head, q_block * t.block_q);
+    }
+  }
+}
+
+}  // namespace flashvision::detail

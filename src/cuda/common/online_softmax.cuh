@@ -1,0 +1,87 @@
+// Online softmax over the rows a thread holds in mma accumulators: for each of its kMTiles 16-row
+// tiles a thread owns rows g and g+8 (g = lane / 4) and, of every 8-column tile, columns 2t and
+// 2t+1 (t = lane % 4); the four lanes of a quad together hold a whole row.
+#pragma once
+
+#include <cmath>
+
+#include "cuda/common/ptx.cuh"
+
+namespace flashvision::detail {
+
+/// Running max and sum of the rows of one warp's accumulators. Scores stay raw (unscaled); the
+/// softmax scale is folded into the exponent as scale * log2(e), so one FFMA + EX2 per element.
+template <int kMTiles>
+struct OnlineSoftmax {
+  float row_max[kMTiles][2];  ///< running max of raw scores; -inf until a row sees a key
+  float row_sum[kMTiles][2];  ///< this thread's part of the running sum (reduced in finalize)
+
+  __device__ __forceinline__ void init() {
+#pragma unroll
+    for (int m = 0; m < kMTiles; ++m) {
+      row_max[m][0] = row_max[m][1] = -INFINITY;
+      row_sum[m][0] = row_sum[m][1] = 0.0f;
+    }
+  }
+
+  /// Folds a block of scores in: updates the max, rescales `out` and the sum, and turns `scores`
+  /// into unnormalized probabilities exp(scale * (s - max)).
+  template <int kNTiles, int kDTiles>
+  __device__ __forceinline__ void update(float (&scores)[kMTiles][kNTiles][4],
+                                         float (&out)[kMTiles][kDTiles][4], float scale_log2) {
+#pragma unroll
+    for (int m = 0; m < kMTiles; ++m) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        float block_max = row_max[m][half];
+#pragma unroll
+        for (int n = 0; n < kNTiles; ++n) {
+          block_max = fmaxf(block_max, fmaxf(scores[m][n][2 * half], scores[m][n][2 * half + 1]));
+        }
+        block_max = fmaxf(block_max, __shfl_xor_sync(0xffffffffu, block_max, 1));
+        block_max = fmaxf(block_max, __shfl_xor_sync(0xffffffffu, block_max, 2));
+        // A row that has seen only masked keys keeps max -inf; subtracting 0 instead keeps every
+        // exponent -inf (probability 0) rather than NaN.
+        const float max_scaled = block_max == -INFINITY ? 0.0f : block_max * scale_log2;
+        const float correction = ptx::exp2_approx(row_max[m][half] * scale_log2 - max_scaled);
+        row_max[m][half] = block_max;
+        float sum = row_sum[m][half] * correction;
+#pragma unroll
+        for (int n = 0; n < kNTiles; ++n) {
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            float& s = scores[m][n][2 * half + e];
+            s = ptx::exp2_approx(fmaf(s, scale_log2, -max_scaled));
+            sum += s;
+          }
+        }
+        row_sum[m][half] = sum;
+#pragma unroll
+        for (int d = 0; d < kDTiles; ++d) {
+          out[m][d][2 * half] *= correction;
+          out[m][d][2 * half + 1] *= correction;
+        }
+      }
+    }
+  }
+
+  /// Reduces the sums over the quad and returns, per row, 1/sum (0 for a row that saw no key) in
+  /// `inv_sum` and the natural-log LSE (-inf for such a row) in `lse`.
+  __device__ __forceinline__ void finalize(float scale, float (&inv_sum)[kMTiles][2],
+                                           float (&lse)[kMTiles][2]) {
+#pragma unroll
+    for (int m = 0; m < kMTiles; ++m) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        float sum = row_sum[m][half];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        const bool empty = !(sum > 0.0f);
+        inv_sum[m][half] = empty ? 0.0f : 1.0f / sum;
+        lse[m][half] = empty ? -INFINITY : row_max[m][half] * scale + logf(sum);
+      }
+    }
+  }
+};
+
+}  // namespace flashvision::detail

@@ -1,0 +1,233 @@
+// The CUDA backend's host side: support checks, kernel parameters from a Problem, the backward
+// workspace (stream-ordered, so no device-wide synchronization) and device descriptions.
+#include "cuda/cuda_backend.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+
+#include "cuda/common/cuda_check.h"
+#include "cuda/sm80/dispatch.h"
+#include "cuda/sm80/params.h"
+#include "cuda/sm80/tile_config.h"
+#include "flashvision/error.h"
+
+namespace flashvision::detail {
+namespace {
+
+/// Makes problem.device_index current for the lifetime of the guard and restores the previous one.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    cuda_check(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (device != previous_) cuda_check(cudaSetDevice(device), "cudaSetDevice");
+  }
+  ~DeviceGuard() {
+    int current = previous_;
+    if (cudaGetDevice(&current) == cudaSuccess && current != previous_) cudaSetDevice(previous_);
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+sm80::TensorParams tensor_params(const Operand& op) {
+  return {op.data, op.seq_stride, op.row_stride, op.head_stride};
+}
+
+sm80::ShapeParams shape_params(const Problem& p) {
+  sm80::ShapeParams s;
+  s.batch = static_cast<int>(p.batch);
+  s.heads = static_cast<int>(p.heads);
+  s.heads_kv = static_cast<int>(p.heads_kv);
+  s.group = static_cast<int>(p.group_size());
+  s.head_dim = static_cast<int>(p.head_dim);
+  s.seqlen_q = static_cast<int>(p.seqlen_q);
+  s.seqlen_k = static_cast<int>(p.seqlen_k);
+  s.total_q = p.varlen ? p.total_q : p.batch * p.seqlen_q;
+  s.total_k = p.varlen ? p.total_k : p.batch * p.seqlen_k;
+  s.cu_seqlens_q = p.varlen ? p.cu_seqlens_q : nullptr;
+  s.cu_seqlens_k = p.varlen ? p.cu_seqlens_k : nullptr;
+  s.scale = p.scale;
+  s.scale_log2 = p.scale * static_cast<float>(M_LOG2E);
+  s.causal = p.causal;
+  return s;
+}
+
+/// Why `op` cannot be read with 16-byte cp.async, or empty when it can.
+std::string alignment_problem(const char* name, const Operand& op) {
+  std::ostringstream why;
+  if (reinterpret_cast<std::uintptr_t>(op.data) % 16 != 0) {
+    why << name << " data pointer is not 16-byte aligned";
+  } else if (op.seq_stride % 8 != 0 || op.row_stride % 8 != 0 || op.head_stride % 8 != 0) {
+    why << name << " strides (sequence " << op.seq_stride << ", row " << op.row_stride << ", head "
+        << op.head_stride << ") must be multiples of 8 elements for 16-byte copies";
+  }
+  return why.str();
+}
+
+bool fail(std::string* why, const std::string& message) {
+  if (why != nullptr) *why = message;
+  return false;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+int cuda_device_count() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no driver/device" status
+    return 0;
+  }
+  return count;
+}
+
+std::vector<std::string> cuda_device_descriptions() {
+  std::vector<std::string> lines;
+  const int count = cuda_device_count();
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
+    std::ostringstream line;
+    line.precision(1);
+    line << "cuda:" << i << " " << prop.name << " (sm_" << prop.major << prop.minor << ", "
+         << prop.multiProcessorCount << " SMs, " << std::fixed
+         << static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0) << " GiB, driver "
+         << driver / 1000 << "." << (driver % 1000) / 10 << ")";
+    lines.push_back(line.str());
+  }
+  return lines;
+}
+
+std::string cuda_kernel_name(const Problem*) { return "sm80"; }
+
+bool cuda_supports(const Problem& p, bool backward, std::string* why) {
+  if (p.dtype != DType::f16 && p.dtype != DType::bf16) {
+    return fail(why, std::string("the CUDA backend supports f16 and bf16, got ") + to_string(p.dtype));
+  }
+  if (p.head_dim % 8 != 0 || p.head_dim > 256) {
+    return fail(why, "the CUDA backend needs a head dim that is a multiple of 8 up to 256, got " +
+                         std::to_string(p.head_dim));
+  }
+  const int bucket = sm80::head_dim_bucket(p.head_dim);
+  if (!sm80::bucket_compiled(bucket)) {
+    return fail(why, "head dim " + std::to_string(p.head_dim) + " needs bucket " +
+                         std::to_string(bucket) + ", which this build did not compile (compiled: " +
+                         sm80::compiled_buckets_text() + "; see FLASHVISION_HEAD_DIMS)");
+  }
+  std::string bad;
+  for (const auto& [name, op] : {std::pair{"q", &p.q}, {"k", &p.k}, {"v", &p.v}, {"out", &p.out}}) {
+    if (bad.empty()) bad = alignment_problem(name, *op);
+  }
+  if (backward) {
+    for (const auto& [name, op] :
+         {std::pair{"dout", &p.dout}, {"dq", &p.dq}, {"dk", &p.dk}, {"dv", &p.dv}}) {
+      if (bad.empty()) bad = alignment_problem(name, *op);
+    }
+  }
+  if (!bad.empty()) return fail(why, bad);
+  const int64_t tile_m = backward ? sm80::bwd_tile(bucket).block_n : sm80::fwd_tile(bucket).block_m;
+  const int64_t rows = backward ? p.seqlen_k : p.seqlen_q;
+  const int64_t heads = backward ? p.heads_kv : p.heads;
+  if (ceil_div(rows, tile_m) * p.batch * heads > INT32_MAX) {
+    return fail(why, "the problem needs more than 2^31 CTAs");
+  }
+  const int devices = cuda_device_count();
+  if (p.device_index < 0 || p.device_index >= devices) {
+    return fail(why, "CUDA device " + std::to_string(p.device_index) + " not found (" +
+                         std::to_string(devices) + " devices)");
+  }
+  int major = 0, smem_optin = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, p.device_index);
+  cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p.device_index);
+  if (major < 8) {
+    return fail(why, "the sm80 path needs compute capability 8.0 or newer, device " +
+                         std::to_string(p.device_index) + " has " + std::to_string(major) + ".x");
+  }
+  const std::size_t smem = backward ? sm80::bwd_smem_bytes(bucket) : sm80::fwd_smem_bytes(bucket);
+  if (smem > static_cast<std::size_t>(smem_optin)) {
+    return fail(why, "head dim bucket " + std::to_string(bucket) + " needs " +
+                         std::to_string(smem / 1024) + " KiB of shared memory per block, the device "
+                         "allows " + std::to_string(smem_optin / 1024) + " KiB");
+  }
+  return true;
+}
+
+void cuda_forward(const Problem& p) {
+  std::string why;
+  if (!cuda_supports(p, false, &why)) throw Error(why);
+  DeviceGuard guard(p.device_index);
+  const int bucket = sm80::head_dim_bucket(p.head_dim);
+  sm80::FwdParams params;
+  params.shape = shape_params(p);
+  params.q = tensor_params(p.q);
+  params.k = tensor_params(p.k);
+  params.v = tensor_params(p.v);
+  params.out = tensor_params(p.out);
+  params.lse = p.lse.data;
+  params.lse_seq_stride = p.lse.seq_stride;
+  params.lse_head_stride = p.lse.head_stride;
+  params.lse_row_stride = p.lse.row_stride;
+  params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, sm80::fwd_tile(bucket).block_m));
+  if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
+  sm80::forward(p.dtype, bucket, params, p.stream);
+}
+
+void cuda_backward(const Problem& p) {
+  std::string why;
+  if (!cuda_supports(p, true, &why)) throw Error(why);
+  DeviceGuard guard(p.device_index);
+  const int bucket = sm80::head_dim_bucket(p.head_dim);
+  sm80::BwdParams params;
+  params.shape = shape_params(p);
+  params.q = tensor_params(p.q);
+  params.k = tensor_params(p.k);
+  params.v = tensor_params(p.v);
+  params.out = tensor_params(p.out);
+  params.dout = tensor_params(p.dout);
+  params.dq = tensor_params(p.dq);
+  params.dk = tensor_params(p.dk);
+  params.dv = tensor_params(p.dv);
+  params.lse = p.lse.data;
+  params.lse_seq_stride = p.lse.seq_stride;
+  params.lse_head_stride = p.lse.head_stride;
+  params.lse_row_stride = p.lse.row_stride;
+  params.accum_rows = params.shape.total_q;
+  params.num_n_blocks = static_cast<int>(ceil_div(p.seqlen_k, sm80::bwd_tile(bucket).block_n));
+  params.deterministic = p.deterministic;
+  if (p.batch == 0 || p.heads == 0) return;
+
+  auto* stream = static_cast<cudaStream_t>(p.stream);
+  const std::size_t dq_floats = static_cast<std::size_t>(p.heads * params.accum_rows * p.head_dim);
+  const std::size_t bytes = (dq_floats + static_cast<std::size_t>(p.heads * params.accum_rows)) *
+                            sizeof(float);
+  void* workspace = nullptr;
+  if (bytes > 0) {
+    cuda_check(cudaMallocAsync(&workspace, bytes, stream), "cudaMallocAsync (backward workspace)");
+  }
+  params.dq_accum = static_cast<float*>(workspace);
+  params.dvec = params.dq_accum + dq_floats;
+  try {
+    if (bytes > 0) {
+      cuda_check(cudaMemsetAsync(params.dq_accum, 0, dq_floats * sizeof(float), stream),
+                 "cudaMemsetAsync (dQ accumulator)");
+      sm80::backward_preprocess(p.dtype, params, p.stream);
+    }
+    if (params.num_n_blocks > 0) sm80::backward_main(p.dtype, bucket, params, p.stream);
+    if (bytes > 0) sm80::backward_convert_dq(p.dtype, params, p.stream);
+  } catch (...) {
+    if (workspace != nullptr) cudaFreeAsync(workspace, stream);
+    throw;
+  }
+  if (workspace != nullptr) cuda_check(cudaFreeAsync(workspace, stream), "cudaFreeAsync");
+}
+
+}  // namespace flashvision::detail

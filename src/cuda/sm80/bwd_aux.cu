@@ -1,0 +1,111 @@
+// The two small backward kernels around the main one: D = rowsum(dO * O) before it, and the fp32
+// dQ accumulator scaled and converted to the storage dtype after it. Both are memory-bound and
+// independent of the head-dim bucket.
+#include <cuda_runtime.h>
+
+#include "cuda/common/cuda_check.h"
+#include "cuda/common/dtype_map.cuh"
+#include "cuda/common/tile_io.cuh"
+#include "cuda/sm80/launch.h"
+
+namespace flashvision::detail::sm80 {
+namespace {
+
+constexpr int kAuxThreads = 256;
+
+/// (sequence, row within the operand) of workspace row `ws_row`: dense workspaces stack the
+/// sequences, varlen ones are already indexed by packed row (sequence stride 0).
+__device__ __forceinline__ void split_row(const ShapeParams& s, int64_t ws_row, int64_t& seq,
+                                          int64_t& row) {
+  if (s.cu_seqlens_q != nullptr) {
+    seq = 0;
+    row = ws_row;
+  } else {
+    seq = ws_row / s.seqlen_q;
+    row = ws_row % s.seqlen_q;
+  }
+}
+
+/// One warp per (row, head): each lane takes 8 consecutive columns (head_dim <= 256).
+template <typename T>
+__global__ void __launch_bounds__(kAuxThreads) bwd_preprocess_kernel(const __grid_constant__ BwdParams p) {
+  const int64_t item = (static_cast<int64_t>(blockIdx.x) * kAuxThreads + threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const ShapeParams& s = p.shape;
+  if (item >= p.accum_rows * s.heads) return;
+  const int head = static_cast<int>(item % s.heads);
+  const int64_t ws_row = item / s.heads;
+  int64_t seq, row;
+  split_row(s, ws_row, seq, row);
+  float dot = 0.0f;
+  const int col = lane * 8;
+  if (col < s.head_dim) {
+    const uint4 o = *reinterpret_cast<const uint4*>(operand_at<const T>(p.out, seq, row, head) + col);
+    const uint4 d = *reinterpret_cast<const uint4*>(operand_at<const T>(p.dout, seq, row, head) + col);
+    const uint32_t ow[4] = {o.x, o.y, o.z, o.w}, dw[4] = {d.x, d.y, d.z, d.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 a = ptx::unpack2<T>(ow[i]), b = ptx::unpack2<T>(dw[i]);
+      dot = fmaf(a.x, b.x, fmaf(a.y, b.y, dot));
+    }
+  }
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);
+  if (lane == 0) p.dvec[head * p.accum_rows + ws_row] = dot;
+}
+
+/// One thread per 8 columns of one (row, head).
+template <typename T>
+__global__ void __launch_bounds__(kAuxThreads) bwd_convert_dq_kernel(const __grid_constant__ BwdParams p) {
+  const ShapeParams& s = p.shape;
+  const int chunks_per_row = s.head_dim / 8;
+  const int64_t total = p.accum_rows * s.heads * chunks_per_row;
+  for (int64_t item = static_cast<int64_t>(blockIdx.x) * kAuxThreads + threadIdx.x; item < total;
+       item += static_cast<int64_t>(gridDim.x) * kAuxThreads) {
+    const int col = static_cast<int>(item % chunks_per_row) * 8;
+    const int64_t rest = item / chunks_per_row;
+    const int head = static_cast<int>(rest % s.heads);
+    const int64_t ws_row = rest / s.heads;
+    const float4* src = reinterpret_cast<const float4*>(
+        p.dq_accum + (head * p.accum_rows + ws_row) * s.head_dim + col);
+    const float4 lo = src[0], hi = src[1];
+    int64_t seq, row;
+    split_row(s, ws_row, seq, row);
+    uint4 out;
+    out.x = ptx::pack2<T>(lo.x * s.scale, lo.y * s.scale);
+    out.y = ptx::pack2<T>(lo.z * s.scale, lo.w * s.scale);
+    out.z = ptx::pack2<T>(hi.x * s.scale, hi.y * s.scale);
+    out.w = ptx::pack2<T>(hi.z * s.scale, hi.w * s.scale);
+    *reinterpret_cast<uint4*>(operand_at<T>(p.dq, seq, row, head) + col) = out;
+  }
+}
+
+}  // namespace
+
+template <DType kDType>
+void run_bwd_preprocess(const BwdParams& params, void* stream) {
+  using T = typename CudaElement<kDType>::type;
+  const int64_t warps = params.accum_rows * params.shape.heads;
+  const int64_t blocks = (warps * 32 + kAuxThreads - 1) / kAuxThreads;
+  bwd_preprocess_kernel<T><<<static_cast<unsigned>(blocks), kAuxThreads, 0,
+                             static_cast<cudaStream_t>(stream)>>>(params);
+  cuda_check(cudaGetLastError(), "the sm80 backward preprocess launch");
+}
+
+template <DType kDType>
+void run_bwd_convert_dq(const BwdParams& params, void* stream) {
+  using T = typename CudaElement<kDType>::type;
+  const int64_t items = params.accum_rows * params.shape.heads * (params.shape.head_dim / 8);
+  int64_t blocks = (items + kAuxThreads - 1) / kAuxThreads;
+  if (blocks > 65536) blocks = 65536;  // grid-stride beyond this
+  bwd_convert_dq_kernel<T><<<static_cast<unsigned>(blocks), kAuxThreads, 0,
+                             static_cast<cudaStream_t>(stream)>>>(params);
+  cuda_check(cudaGetLastError(), "the sm80 dQ convert launch");
+}
+
+template void run_bwd_preprocess<DType::f16>(const BwdParams&, void*);
+template void run_bwd_preprocess<DType::bf16>(const BwdParams&, void*);
+template void run_bwd_convert_dq<DType::f16>(const BwdParams&, void*);
+template void run_bwd_convert_dq<DType::bf16>(const BwdParams&, void*);
+
+}  // namespace flashvision::detail::sm80

@@ -1,0 +1,22 @@
+// Picks the compiled sm80 instantiation for a (dtype, head-dim bucket).
+#pragma once
+
+#include "cuda/sm80/params.h"
+#include "flashvision/tensor.h"
+
+namespace flashvision::detail::sm80 {
+
+/// Whether this build compiled the head-dim bucket (FLASHVISION_HEAD_DIMS).
+bool bucket_compiled(int bucket);
+/// Comma-separated list of the compiled buckets, for messages.
+const char* compiled_buckets_text();
+/// Forward for a f16/bf16 problem in a compiled bucket.
+void forward(DType dtype, int bucket, const FwdParams& params, void* stream);
+/// The three backward kernels for a f16/bf16 problem in a compiled bucket.
+void backward_main(DType dtype, int bucket, const BwdParams& params, void* stream);
+/// rowsum(dO * O) into params.dvec.
+void backward_preprocess(DType dtype, const BwdParams& params, void* stream);
+/// params.dq_accum * scale into dq.
+void backward_convert_dq(DType dtype, const BwdParams& params, void* stream);
+
+}  // namespace flashvision::detail::sm80

@@ -1,0 +1,196 @@
+// sm80 forward kernel (FlashAttention-2 class): one CTA per (query block, head, sequence); each warp
+// owns kMTiles*16 query rows; S = Q K^T and O += P V on mma.sync with P kept in registers; K and V
+// stream through shared memory with cp.async so that loading V overlaps S and loading the next K
+// overlaps P V.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+
+#include "cuda/common/cuda_check.h"
+#include "cuda/common/dtype_map.cuh"
+#include "cuda/common/online_softmax.cuh"
+#include "cuda/common/tile_io.cuh"
+#include "cuda/common/warp_gemm.cuh"
+#include "cuda/sm80/launch.h"
+#include "cuda/sm80/tile_config.h"
+
+namespace flashvision::detail::sm80 {
+
+/// Compile-time geometry of the forward kernel for one head-dim bucket.
+template <int kHeadDim>
+struct FwdTraits {
+  static constexpr FwdTile kTile = fwd_tile(kHeadDim);
+  static constexpr int kBlockM = kTile.block_m;
+  static constexpr int kBlockN = kTile.block_n;
+  static constexpr int kWarps = kTile.warps;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kRowsPerWarp = kBlockM / kWarps;
+  static constexpr int kMTiles = kRowsPerWarp / 16;
+  static constexpr int kLd = padded(kHeadDim);
+  static_assert(kRowsPerWarp % 16 == 0 && kBlockN % 16 == 0 && kHeadDim % 16 == 0);
+};
+
+/// Sets scores of keys a row may not see to -inf: keys past the sequence end and, under the causal
+/// mask, keys right of the row's bottom-right-aligned diagonal.
+template <int kMTiles, int kNTiles>
+__device__ __forceinline__ void mask_scores(float (&s)[kMTiles][kNTiles][4], int first_row,
+                                            int first_key, int q_len, int k_len, bool causal,
+                                            int lane) {
+#pragma unroll
+  for (int m = 0; m < kMTiles; ++m) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = first_row + m * 16 + lane / 4 + half * 8;
+      const int limit = causal ? min(k_len, row + 1 + k_len - q_len) : k_len;
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int key = first_key + n * 8 + 2 * (lane % 4) + e;
+          if (key >= limit) s[m][n][2 * half + e] = -INFINITY;
+        }
+      }
+    }
+  }
+}
+
+/// Forward attention for one (query block, head, sequence).
+template <typename T, int kHeadDim>
+__global__ void __launch_bounds__(FwdTraits<kHeadDim>::kThreads)
+    fwd_kernel(const __grid_constant__ FwdParams p) {
+  using Tr = FwdTraits<kHeadDim>;
+  constexpr int kBlockM = Tr::kBlockM, kBlockN = Tr::kBlockN, kMTiles = Tr::kMTiles;
+  constexpr int kLd = Tr::kLd, kDTiles = kHeadDim / 8;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* q_smem = reinterpret_cast<T*>(smem_raw);
+  T* k_smem = q_smem + kBlockM * kLd;
+  T* v_smem = k_smem + kBlockN * kLd;
+
+  const ShapeParams& s = p.shape;
+  // The longest query blocks (most keys under the causal mask) are scheduled first.
+  const int m_block = p.num_m_blocks - 1 - static_cast<int>(blockIdx.x % p.num_m_blocks);
+  const int bh = static_cast<int>(blockIdx.x / p.num_m_blocks);
+  const int head = bh % s.heads, seq = bh / s.heads;
+  const SeqRange r = seq_range(s, seq);
+  const int m0 = m_block * kBlockM;
+  if (m0 >= r.q_len) return;
+  const int head_kv = head / s.group;
+  const int rows_valid = min(kBlockM, r.q_len - m0);
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp_row0 = warp * Tr::kRowsPerWarp;
+
+  // Keys this block can see at all: under the causal mask the last row's limit bounds the rest.
+  int n_end = r.k_len;
+  if (s.causal) n_end = max(0, min(r.k_len, m0 + kBlockM + r.k_len - r.q_len));
+  const int n_blocks = (n_end + kBlockN - 1) / kBlockN;
+
+  float acc_o[kMTiles][kDTiles][4];
+  clear(acc_o);
+  OnlineSoftmax<kMTiles> softmax;
+  softmax.init();
+
+  if (n_blocks > 0) {
+    const T* q_tile = operand_at<const T>(p.q, seq, r.q_begin + m0, head);
+    const T* k_seq = operand_at<const T>(p.k, seq, r.k_begin, head_kv);
+    const T* v_seq = operand_at<const T>(p.v, seq, r.k_begin, head_kv);
+    const int64_t k_rs = p.k.row_stride, v_rs = p.v.row_stride;
+    load_tile_async<T, kBlockM, kHeadDim, Tr::kThreads>(q_smem, q_tile, p.q.row_stride, rows_valid,
+                                                        s.head_dim, p.q.data);
+    int n0 = (n_blocks - 1) * kBlockN;
+    load_tile_async<T, kBlockN, kHeadDim, Tr::kThreads>(k_smem, k_seq + n0 * k_rs, k_rs,
+                                                        r.k_len - n0, s.head_dim, p.k.data);
+    ptx::cp_async_commit();
+    const uint32_t q_warp = ptx::smem_addr(q_smem + warp_row0 * kLd);
+    const uint32_t k_base = ptx::smem_addr(k_smem), v_base = ptx::smem_addr(v_smem);
+    // Walking from the last block down puts the blocks that need masking first.
+    for (int n_block = n_blocks - 1; n_block >= 0; --n_block) {
+      n0 = n_block * kBlockN;
+      ptx::cp_async_wait<0>();
+      __syncthreads();  // K[n] has landed and every warp is done with V[n+1]
+      load_tile_async<T, kBlockN, kHeadDim, Tr::kThreads>(v_smem, v_seq + n0 * v_rs, v_rs,
+                                                          r.k_len - n0, s.head_dim, p.v.data);
+      ptx::cp_async_commit();
+
+      float acc_s[kMTiles][kBlockN / 8][4];
+      clear(acc_s);
+      warp_gemm_ss<T, kMTiles, kBlockN / 8, kHeadDim, false, false>(acc_s, q_warp, kLd, k_base,
+                                                                    kLd, lane);
+      const bool needs_mask =
+          n0 + kBlockN > r.k_len || (s.causal && n0 + kBlockN - 1 > m0 + r.k_len - r.q_len);
+      if (needs_mask) {
+        mask_scores(acc_s, m0 + warp_row0, n0, r.q_len, r.k_len, s.causal, lane);
+      }
+      softmax.update(acc_s, acc_o, s.scale_log2);
+      uint32_t p_frag[kMTiles][kBlockN / 16][4];
+      acc_to_a_frags<T>(p_frag, acc_s);
+
+      ptx::cp_async_wait<0>();
+      __syncthreads();  // V[n] has landed and every warp is done with K[n]
+      if (n_block > 0) {
+        const int next = n0 - kBlockN;
+        load_tile_async<T, kBlockN, kHeadDim, Tr::kThreads>(k_smem, k_seq + next * k_rs, k_rs,
+                                                            r.k_len - next, s.head_dim, p.k.data);
+        ptx::cp_async_commit();
+      }
+      warp_gemm_rs<T, kMTiles, kDTiles, kBlockN, true>(acc_o, p_frag, v_base, kLd, lane);
+    }
+  }
+
+  float inv_sum[kMTiles][2], lse[kMTiles][2];
+  softmax.finalize(s.scale, inv_sum, lse);
+
+  // Each warp stages its own rows of O in its own rows of the Q tile (only it ever read them),
+  // so a warp-level barrier suffices before the 16-byte stores.
+  T* o_stage = q_smem + warp_row0 * kLd;
+#pragma unroll
+  for (int m = 0; m < kMTiles; ++m) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = m * 16 + lane / 4 + half * 8;
+#pragma unroll
+      for (int d = 0; d < kDTiles; ++d) {
+        const int col = d * 8 + 2 * (lane % 4);
+        *reinterpret_cast<uint32_t*>(o_stage + row * kLd + col) =
+            ptx::pack2<T>(acc_o[m][d][2 * half] * inv_sum[m][half],
+                          acc_o[m][d][2 * half + 1] * inv_sum[m][half]);
+      }
+    }
+  }
+  __syncwarp();
+  T* o_tile = operand_at<T>(p.out, seq, r.q_begin + m0 + warp_row0, head);
+  store_tile<T, kHeadDim>(o_tile, p.out.row_stride, o_stage, Tr::kRowsPerWarp,
+                          rows_valid - warp_row0, s.head_dim, lane, 32);
+
+  if (p.lse != nullptr && lane % 4 == 0) {
+#pragma unroll
+    for (int m = 0; m < kMTiles; ++m) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = m0 + warp_row0 + m * 16 + lane / 4 + half * 8;
+        if (row < r.q_len) {
+          p.lse[seq * p.lse_seq_stride + head * p.lse_head_stride +
+                (r.q_begin + row) * p.lse_row_stride] = lse[m][half];
+        }
+      }
+    }
+  }
+}
+
+template <DType kDType, int kHeadDim>
+void run_fwd(const FwdParams& params, void* stream) {
+  using T = typename CudaElement<kDType>::type;
+  using Tr = FwdTraits<kHeadDim>;
+  constexpr int kSmem = static_cast<int>(fwd_smem_bytes(kHeadDim));
+  auto* kernel = &fwd_kernel<T, kHeadDim>;
+  cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
+             "cudaFuncSetAttribute (sm80 forward)");
+  const long long blocks = static_cast<long long>(params.num_m_blocks) * params.shape.batch *
+                           params.shape.heads;
+  kernel<<<static_cast<unsigned>(blocks), Tr::kThreads, kSmem,
+           static_cast<cudaStream_t>(stream)>>>(params);
+  cuda_check(cudaGetLastError(), "the sm80 forward kernel launch");
+}
+
+}  // namespace flashvision::detail::sm80

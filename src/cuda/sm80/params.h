@@ -1,0 +1,56 @@
+// Kernel parameters of the sm80 path, filled once on the host from a validated Problem.
+#pragma once
+
+#include <cstdint>
+
+namespace flashvision::detail::sm80 {
+
+/// Element strides of one [sequence, row, head, dim] operand and its device pointer.
+struct TensorParams {
+  void* data = nullptr;
+  int64_t seq_stride = 0;
+  int64_t row_stride = 0;
+  int64_t head_stride = 0;
+};
+
+/// What every sm80 kernel needs to know about the problem's geometry.
+struct ShapeParams {
+  int batch = 0;
+  int heads = 0;
+  int heads_kv = 0;
+  int group = 1;            ///< heads / heads_kv
+  int head_dim = 0;         ///< real D (columns past it are padding)
+  int seqlen_q = 0;         ///< Nq, or the longest query sequence in varlen mode
+  int seqlen_k = 0;
+  int64_t total_q = 0;      ///< rows of q over all sequences (clamp bound in varlen mode)
+  int64_t total_k = 0;
+  const int32_t* cu_seqlens_q = nullptr;  ///< device pointers; nullptr in dense mode
+  const int32_t* cu_seqlens_k = nullptr;
+  float scale = 0.0f;       ///< softmax scale
+  float scale_log2 = 0.0f;  ///< scale * log2(e)
+  bool causal = false;
+};
+
+/// Forward kernel parameters.
+struct FwdParams {
+  ShapeParams shape;
+  TensorParams q, k, v, out;
+  float* lse = nullptr;     ///< optional; addressed by (seq, head, row) strides below
+  int64_t lse_seq_stride = 0, lse_head_stride = 0, lse_row_stride = 0;
+  int num_m_blocks = 0;
+};
+
+/// Backward parameters (all three kernels).
+struct BwdParams {
+  ShapeParams shape;
+  TensorParams q, k, v, out, dout, dq, dk, dv;
+  const float* lse = nullptr;
+  int64_t lse_seq_stride = 0, lse_head_stride = 0, lse_row_stride = 0;
+  float* dq_accum = nullptr;  ///< fp32 [heads][rows][head_dim] workspace (rows = batch*Nq or total)
+  float* dvec = nullptr;      ///< fp32 [heads][rows]: rowsum(dO * O)
+  int64_t accum_rows = 0;     ///< rows of the two workspaces per head
+  int num_n_blocks = 0;
+  bool deterministic = false;
+};
+
+}  // namespace flashvision::detail::sm80

@@ -1,0 +1,301 @@
+// Runs one attention case on a target and compares every output with the float64 reference.
+#include "attention_check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+
+namespace flashvision::testing {
+namespace {
+
+std::vector<int64_t> offsets_of(const std::vector<int32_t>& lengths) {
+  std::vector<int64_t> offsets{0};
+  for (int32_t len : lengths) offsets.push_back(offsets.back() + len);
+  return offsets;
+}
+
+std::vector<int32_t> to_int32(const std::vector<int64_t>& values) {
+  return {values.begin(), values.end()};
+}
+
+int32_t longest(const std::vector<int32_t>& lengths) {
+  int32_t m = 0;
+  for (int32_t len : lengths) m = std::max(m, len);
+  return m;
+}
+
+/// Operand of `c` with `rows` rows per sequence (dense) or in total (varlen).
+TestTensor operand_for(const Target& target, const AttentionCase& c, int64_t rows, int64_t heads) {
+  return make_operand(target, c.dtype, c.varlen() ? 0 : c.batch, rows, heads, c.head_dim, c.layout,
+                      c.row_pad);
+}
+
+int64_t rows_q(const AttentionCase& c) {
+  return c.varlen() ? offsets_of(c.seqlens_q).back() : c.seqlen_q;
+}
+int64_t rows_k(const AttentionCase& c) {
+  return c.varlen() ? offsets_of(c.seqlens_k).back() : c.seqlen_k;
+}
+
+/// Flags, per (row, head) of a packed [rows, heads, D] tensor, the vectors that must be exactly 0
+/// because the mask hides them: query rows that see no key (out, dq) or, with `keys`, key rows
+/// that no query sees (dk, dv).
+std::vector<bool> masked_vectors(const RefProblem& p, bool keys) {
+  const int64_t heads = keys ? p.heads_kv : p.heads;
+  std::vector<bool> masked(static_cast<std::size_t>((keys ? p.total_k() : p.total_q()) * heads));
+  for (int64_t b = 0; b < p.batch(); ++b) {
+    const int64_t q_len = p.cu_seqlens_q[b + 1] - p.cu_seqlens_q[b];
+    const int64_t k_len = p.cu_seqlens_k[b + 1] - p.cu_seqlens_k[b];
+    const int64_t begin = keys ? p.cu_seqlens_k[b] : p.cu_seqlens_q[b];
+    const int64_t rows = keys ? k_len : q_len;
+    // The last query row sees the most keys, so it decides which keys are seen at all.
+    const int64_t seen_keys = q_len == 0 ? 0 : p.visible_keys(q_len - 1, q_len, k_len);
+    for (int64_t r = 0; r < rows; ++r) {
+      const bool hidden = keys ? r >= seen_keys : p.visible_keys(r, q_len, k_len) == 0;
+      for (int64_t h = 0; h < heads; ++h) {
+        masked[static_cast<std::size_t>((begin + r) * heads + h)] = hidden;
+      }
+    }
+  }
+  return masked;
+}
+
+/// Asserts that masked vectors hold exact zeros (a tolerance would hide a tiny garbage value).
+void expect_masked_zero(const std::string& name, const TensorRead& got, const RefProblem& p,
+                        bool keys) {
+  const std::vector<bool> masked = masked_vectors(p, keys);
+  const auto dim = static_cast<std::size_t>(p.head_dim);
+  int64_t nonzero = 0;
+  for (std::size_t i = 0; i < got.values.size(); ++i) {
+    if (masked[i / dim] && got.values[i] != 0.0) ++nonzero;
+  }
+  EXPECT_EQ(nonzero, 0) << name << ": elements of fully masked rows that are not exactly 0";
+}
+
+}  // namespace
+
+std::string AttentionCase::describe() const {
+  std::ostringstream s;
+  s << to_string(dtype) << " H=" << heads << "/" << heads_kv << " D=" << head_dim;
+  if (varlen()) {
+    s << " varlen q=[";
+    for (std::size_t i = 0; i < seqlens_q.size(); ++i) s << (i ? "," : "") << seqlens_q[i];
+    s << "] k=[";
+    for (std::size_t i = 0; i < seqlens_k.size(); ++i) s << (i ? "," : "") << seqlens_k[i];
+    s << "]";
+  } else {
+    s << " B=" << batch << " Nq=" << seqlen_q << " Nk=" << seqlen_k;
+  }
+  s << (causal ? " causal" : "") << " " << to_string(layout);
+  if (row_pad) s << " pad=" << row_pad;
+  if (softmax_scale != 0.0f) s << " scale=" << softmax_scale;
+  if (!with_lse) s << " no-lse";
+  if (num_threads) s << " threads=" << num_threads;
+  return s.str();
+}
+
+CaseInputs draw_inputs(const AttentionCase& c, std::mt19937_64& rng) {
+  CaseInputs in;
+  RefProblem& p = in.problem;
+  p.heads = c.heads;
+  p.heads_kv = c.heads_kv;
+  p.head_dim = c.head_dim;
+  p.causal = c.causal;
+  p.softmax_scale = c.softmax_scale;
+  if (c.varlen()) {
+    p.cu_seqlens_q = offsets_of(c.seqlens_q);
+    p.cu_seqlens_k = offsets_of(c.seqlens_k);
+  } else {
+    p.cu_seqlens_q = offsets_of(std::vector<int32_t>(c.batch, static_cast<int32_t>(c.seqlen_q)));
+    p.cu_seqlens_k = offsets_of(std::vector<int32_t>(c.batch, static_cast<int32_t>(c.seqlen_k)));
+  }
+  const auto q_size = static_cast<std::size_t>(p.total_q() * c.heads * c.head_dim);
+  const auto k_size = static_cast<std::size_t>(p.total_k() * c.heads_kv * c.head_dim);
+  p.q = random_normal(rng, q_size);
+  p.k = random_normal(rng, k_size);
+  p.v = random_normal(rng, k_size);
+  in.dout = random_normal(rng, q_size);
+  return in;
+}
+
+AttentionRun::AttentionRun(const Target& target, const AttentionCase& c, const CaseInputs& inputs)
+    : target_(target),
+      case_(c),
+      problem_(inputs.problem),
+      dout_source_(inputs.dout),
+      q_(operand_for(target, c, rows_q(c), c.heads)),
+      k_(operand_for(target, c, rows_k(c), c.heads_kv)),
+      v_(operand_for(target, c, rows_k(c), c.heads_kv)),
+      out_(operand_for(target, c, rows_q(c), c.heads)),
+      lse_(make_lse(target, c.varlen() ? 0 : c.batch, c.heads, rows_q(c), c.row_pad)) {
+  problem_.q = q_.store(problem_.q);
+  problem_.k = k_.store(problem_.k);
+  problem_.v = v_.store(problem_.v);
+  if (c.varlen()) {
+    cu_q_.emplace(make_int32(target, to_int32(problem_.cu_seqlens_q)));
+    cu_k_.emplace(make_int32(target, to_int32(problem_.cu_seqlens_k)));
+  }
+}
+
+AttentionOptions AttentionRun::options() const {
+  AttentionOptions o;
+  o.softmax_scale = case_.softmax_scale;
+  o.causal = case_.causal;
+  o.backend = target_.backend;
+  o.num_threads = case_.num_threads;
+  if (case_.varlen()) {
+    o.cu_seqlens_q = cu_q_->view();
+    o.cu_seqlens_k = cu_k_->view();
+    // The CPU backend computes the longest lengths itself; GPUs cannot read cu_seqlens on the host.
+    if (target_.device != Device::cpu) {
+      o.max_seqlen_q = longest(case_.seqlens_q);
+      o.max_seqlen_k = longest(case_.seqlens_k);
+    }
+  }
+  return o;
+}
+
+void AttentionRun::forward() {
+  ForwardArgs args;
+  static_cast<AttentionOptions&>(args) = options();
+  args.q = q_.view();
+  args.k = k_.view();
+  args.v = v_.view();
+  out_.poison();
+  args.out = out_.view();
+  lse_.poison();
+  if (case_.with_lse) args.lse = lse_.view();
+  flashvision::forward(args);
+}
+
+void AttentionRun::backward() {
+  if (!case_.with_lse) throw std::logic_error("AttentionRun::backward needs a case with_lse");
+  if (!dout_) {
+    const int64_t q_rows = rows_q(case_), k_rows = rows_k(case_);
+    dout_.emplace(operand_for(target_, case_, q_rows, case_.heads));
+    dout_values_ = dout_->store(dout_source_);
+    dq_.emplace(operand_for(target_, case_, q_rows, case_.heads));
+    dk_.emplace(operand_for(target_, case_, k_rows, case_.heads_kv));
+    dv_.emplace(operand_for(target_, case_, k_rows, case_.heads_kv));
+  }
+  BackwardArgs args;
+  static_cast<AttentionOptions&>(args) = options();
+  args.q = q_.view();
+  args.k = k_.view();
+  args.v = v_.view();
+  args.out = out_.view();
+  args.lse = lse_.view();
+  args.dout = dout_->view();
+  dq_->poison();
+  dk_->poison();
+  dv_->poison();
+  args.dq = dq_->view();
+  args.dk = dk_->view();
+  args.dv = dv_->view();
+  flashvision::backward(args);
+}
+
+Tolerance output_tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::bf16: return {1e-3, 2e-2};
+    case DType::f16: return {2e-4, 5e-3};
+    default: return {1e-6, 2e-5};
+  }
+}
+
+Tolerance lse_tolerance(DType dtype) {
+  // Low-precision inputs are exact in float32, so the lse sees float32 arithmetic in every case;
+  // the margin for f16/bf16 leaves room for kernels that round P before summing it.
+  return dtype == DType::f32 ? Tolerance{1e-6, 2e-5} : Tolerance{1e-5, 1e-4};
+}
+
+namespace {
+
+/// Seeds, draws and stores the inputs of one check; the trace names the seed to reproduce it.
+struct PreparedCheck {
+  uint64_t seed;
+  std::unique_ptr<AttentionRun> run;
+};
+
+PreparedCheck prepare(const Target& target, const AttentionCase& c, const CheckOptions& options) {
+  PreparedCheck prepared{test_seed(), nullptr};
+  std::mt19937_64 rng(prepared.seed);
+  CaseInputs inputs = draw_inputs(c, rng);
+  if (options.shape_inputs) options.shape_inputs(inputs.problem);
+  prepared.run = std::make_unique<AttentionRun>(target, c, inputs);
+  return prepared;
+}
+
+std::string trace(const Target& target, const AttentionCase& c, uint64_t seed) {
+  return target.name + " " + c.describe() + " seed=" + std::to_string(seed) +
+         " (rerun with FLASHVISION_TEST_SEED=" + std::to_string(seed) + ")";
+}
+
+/// Checks out and lse of a run that has called forward().
+void expect_forward_matches(AttentionRun& run, const AttentionCase& c,
+                            const CheckOptions& options) {
+  const RefForward ref = reference_forward(run.problem());
+  const Tolerance tol = options.tolerance.value_or(output_tolerance(c.dtype));
+  const TensorRead out = run.read_out();
+  EXPECT_TRUE(matches_reference("out", out, ref.out, tol));
+  expect_masked_zero("out", out, run.problem(), false);
+  const TensorRead lse = run.read_lse();
+  if (c.with_lse) {
+    EXPECT_TRUE(matches_reference("lse", lse, ref.lse, lse_tolerance(c.dtype)));
+  } else {
+    EXPECT_EQ(lse.unwritten, static_cast<int64_t>(lse.values.size()))
+        << "lse was not requested but was written";
+  }
+}
+
+}  // namespace
+
+void check_forward(const Target& target, const AttentionCase& c, const CheckOptions& options) {
+  PreparedCheck prepared = prepare(target, c, options);
+  SCOPED_TRACE(trace(target, c, prepared.seed));
+  try {
+    prepared.run->forward();
+  } catch (const Error& e) {
+    ADD_FAILURE() << "forward threw: " << e.what();
+    return;
+  }
+  expect_forward_matches(*prepared.run, c, options);
+}
+
+void check_backward(const Target& target, const AttentionCase& c, const CheckOptions& options) {
+  PreparedCheck prepared = prepare(target, c, options);
+  SCOPED_TRACE(trace(target, c, prepared.seed));
+  AttentionRun& run = *prepared.run;
+  try {
+    run.forward();
+    run.backward();
+  } catch (const Error& e) {
+    ADD_FAILURE() << "forward/backward threw: " << e.what();
+    return;
+  }
+  expect_forward_matches(run, c, options);
+  // out and lse are inputs of backward, so the reference takes them exactly as stored: their
+  // rounding (out to f16/bf16, lse to float32) then affects both sides alike. With scores of order
+  // 1e4 a float32 lse is off by ~1e-3 (its ulp), a relative error that every recomputed
+  // probability inherits; and rowsum(dout * out) from a rounded out is what the library must use.
+  // The forward errors themselves are checked just above.
+  const RefForward stored{run.read_out().values, run.read_lse().values};
+  const RefGrads grads = reference_backward(run.problem(), stored, run.dout());
+  const Tolerance tol = options.tolerance.value_or(output_tolerance(c.dtype));
+  // dq and dk are sums of p * (dp - rowsum(dout * out)) terms that cancel: exactly when a row sees
+  // a single key (all of a 1x1 problem), nearly when P is one-hot. Their float32 error follows the
+  // terms, which are of order 1 for unit inputs, so the relative bound never shrinks below that.
+  Tolerance qk_tol = tol;
+  qk_tol.scale_floor = std::max(tol.scale_floor, 1.0);
+  const TensorRead dq = run.read_dq(), dk = run.read_dk(), dv = run.read_dv();
+  EXPECT_TRUE(matches_reference("dq", dq, grads.dq, qk_tol));
+  EXPECT_TRUE(matches_reference("dk", dk, grads.dk, qk_tol));
+  EXPECT_TRUE(matches_reference("dv", dv, grads.dv, tol));
+  expect_masked_zero("dq", dq, run.problem(), false);
+  expect_masked_zero("dk", dk, run.problem(), true);
+  expect_masked_zero("dv", dv, run.problem(), true);
+}
+
+}  // namespace flashvision::testing

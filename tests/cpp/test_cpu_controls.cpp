@@ -1,0 +1,141 @@
+// CPU backend controls: the thread count must not change results beyond rounding, and a forced
+// instruction set (FLASHVISION_CPU_ISA) must give correct results too.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "attention_check.h"
+
+namespace flashvision::testing {
+namespace {
+
+struct Outputs {
+  TensorRead out, lse, dq, dk, dv;
+};
+
+Outputs run_with_threads(const AttentionCase& base, const CaseInputs& inputs, int threads) {
+  AttentionCase c = base;
+  c.num_threads = threads;
+  AttentionRun run(cpu_target(), c, inputs);
+  run.forward();
+  run.backward();
+  return {run.read_out(), run.read_lse(), run.read_dq(), run.read_dk(), run.read_dv()};
+}
+
+TEST(CpuThreads, OneThreadMatchesAllThreads) {
+  AttentionCase c;
+  c.batch = 2;
+  c.seqlen_q = 300;
+  c.seqlen_k = 260;
+  c.heads = 3;
+  c.heads_kv = 1;
+  c.head_dim = 64;
+  c.causal = true;
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE(c.describe() + " seed=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const CaseInputs inputs = draw_inputs(c, rng);
+  const Outputs single = run_with_threads(c, inputs, 1);
+  const Outputs all = run_with_threads(c, inputs, 0);
+  // Work may be split differently, so allow float32 reassociation, far below the reference bound.
+  const Tolerance tight{1e-7, 1e-6};
+  EXPECT_TRUE(matches_reference("out", all.out, single.out.values, tight));
+  EXPECT_TRUE(matches_reference("lse", all.lse, single.lse.values, tight));
+  EXPECT_TRUE(matches_reference("dq", all.dq, single.dq.values, tight));
+  EXPECT_TRUE(matches_reference("dk", all.dk, single.dk.values, tight));
+  EXPECT_TRUE(matches_reference("dv", all.dv, single.dv.values, tight));
+  EXPECT_EQ(single.out.unwritten + single.dq.unwritten + single.dk.unwritten + single.dv.unwritten,
+            0);
+}
+
+TEST(CpuThreads, SingleThreadMatchesReference) {
+  for (const DType dtype : {DType::f32, DType::bf16}) {
+    AttentionCase c;
+    c.dtype = dtype;
+    c.seqlens_q = {3, 200, 0, 41};
+    c.seqlens_k = {9, 180, 4, 41};
+    c.heads = 4;
+    c.heads_kv = 2;
+    c.head_dim = 72;
+    c.causal = true;
+    c.num_threads = 1;
+    check_backward(cpu_target(), c);
+  }
+}
+
+/// Sets an environment variable for one scope and restores the previous value.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) previous_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (previous_) {
+      setenv(name_, previous_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> previous_;
+};
+
+class ForcedIsa : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ForcedIsa, MatchesReference) {
+  const std::string isa = GetParam();
+  ScopedEnv env("FLASHVISION_CPU_ISA", isa.c_str());
+  std::string kernel;
+  try {
+    // A tiny call first: a backend that cannot honour the request throws here.
+    AttentionCase probe;
+    probe.head_dim = 8;
+    std::mt19937_64 rng(1);
+    AttentionRun run(cpu_target(), probe, draw_inputs(probe, rng));
+    run.forward();
+    kernel = kernel_name(Backend::cpu);
+  } catch (const Error& e) {
+    GTEST_SKIP() << "FLASHVISION_CPU_ISA=" << isa << " cannot be forced here: " << e.what();
+  }
+  if (kernel != "cpu-" + isa) {
+    // The ISA is chosen once per process; a run of the whole binary in one process picks it
+    // before this test sets the variable (ctest runs each test in its own process).
+    GTEST_SKIP() << "FLASHVISION_CPU_ISA=" << isa << " not in effect (kernel " << kernel << ")";
+  }
+  for (const DType dtype : {DType::f32, DType::bf16, DType::f16}) {
+    for (const int64_t dim : {8, 72, 160}) {
+      AttentionCase c;
+      c.dtype = dtype;
+      c.batch = 2;
+      c.seqlen_q = 77;
+      c.seqlen_k = 131;
+      c.heads = 2;
+      c.heads_kv = 1;
+      c.head_dim = dim;
+      c.causal = dim == 72;
+      c.layout = dim == 160 ? Layout::torch : Layout::flash;
+      check_backward(cpu_target(), c);
+    }
+  }
+  AttentionCase v;
+  v.seqlens_q = {1, 0, 130};
+  v.seqlens_k = {5, 3, 129};
+  v.heads = v.heads_kv = 2;
+  v.head_dim = 40;
+  v.causal = true;
+  check_backward(cpu_target(), v);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, ForcedIsa, ::testing::Values("portable", "avx2", "avx512"),
+                         [](const auto& point) { return std::string(point.param); });
+
+}  // namespace
+}  // namespace flashvision::testing
