@@ -16,8 +16,7 @@
 # FV_STAGES="build tests sanitizer", then "bench peers" (the table needs both), then "python".
 # Googletest: the system's, else sources in .gpu-deps/googletest (carried by the device tool).
 set -uo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$PWD
+cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/fv-gpu-check-out}
 mkdir -p "$OUT"
 BUILD=${FV_BUILD_DIR:-/tmp/fv-build}
