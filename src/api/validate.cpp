@@ -56,8 +56,12 @@ std::string joined_names(const Dims& dims) {
 void check_view(const TensorView& t, const std::string& name, const Dims& dims,
                 bool contiguous_last) {
   const int rank = static_cast<int>(dims.names.size());
-  if (t.data == nullptr)
+  // A tensor without elements may have no storage (PyTorch gives such tensors a null data_ptr).
+  bool empty = false;
+  for (int i = 0; i < t.rank && t.rank == rank; ++i) empty = empty || t.shape[i] == 0;
+  if (t.data == nullptr && !empty) {
     fail(name + ".data is null; expected a pointer to " + name + "'s elements");
+  }
   if (t.rank != rank) {
     fail(name + " has rank " + std::to_string(t.rank) + ", expected " + std::to_string(rank) +
          " (" + joined_names(dims) + ")");

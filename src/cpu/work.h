@@ -47,8 +47,8 @@ inline const float* pack_key_rows(const KernelTable& kt, const Problem& p, const
 }
 
 /// Asks for rows row0 .. row0 + rows of head `head` of `op` to be brought into L2 while the
-/// current block computes: the rows are far apart in memory (heads * head_dim elements), which
-/// the hardware prefetchers do not follow.
+/// current block computes: the rows are heads * head_dim elements apart, often crossing a page
+/// each, a pattern the hardware prefetchers follow poorly.
 inline void prefetch_key_rows(const Problem& p, const Operand& op, int64_t seq, int64_t row0,
                               int64_t head, int64_t rows) {
   constexpr int64_t kLine = 64;

@@ -6,7 +6,8 @@
 
 #include <cmath>
 #include <cstdint>
-#include <sstream>
+#include <cstdio>
+#include <string>
 
 #include "cuda/common/cuda_check.h"
 #include "cuda/sm80/dispatch.h"
@@ -59,15 +60,19 @@ sm80::ShapeParams shape_params(const Problem& p) {
 }
 
 /// Why `op` cannot be read with 16-byte cp.async, or empty when it can.
+// Messages are built with std::string rather than iostreams: inside a Python process that loaded
+// PyTorch first, formatting numbers through our copy of the ostream templates crashed (a locale
+// facet id resolved to another library's), so this library keeps iostreams out entirely.
 std::string alignment_problem(const char* name, const Operand& op) {
-  std::ostringstream why;
   if (reinterpret_cast<std::uintptr_t>(op.data) % 16 != 0) {
-    why << name << " data pointer is not 16-byte aligned";
-  } else if (op.seq_stride % 8 != 0 || op.row_stride % 8 != 0 || op.head_stride % 8 != 0) {
-    why << name << " strides (sequence " << op.seq_stride << ", row " << op.row_stride << ", head "
-        << op.head_stride << ") must be multiples of 8 elements for 16-byte copies";
+    return std::string(name) + " data pointer is not 16-byte aligned";
   }
-  return why.str();
+  if (op.seq_stride % 8 != 0 || op.row_stride % 8 != 0 || op.head_stride % 8 != 0) {
+    return std::string(name) + " strides (sequence " + std::to_string(op.seq_stride) + ", row " +
+           std::to_string(op.row_stride) + ", head " + std::to_string(op.head_stride) +
+           ") must be multiples of 8 elements for 16-byte copies";
+  }
+  return {};
 }
 
 bool fail(std::string* why, const std::string& message) {
@@ -96,13 +101,12 @@ std::vector<std::string> cuda_device_descriptions() {
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
-    std::ostringstream line;
-    line.precision(1);
-    line << "cuda:" << i << " " << prop.name << " (sm_" << prop.major << prop.minor << ", "
-         << prop.multiProcessorCount << " SMs, " << std::fixed
-         << static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0) << " GiB, driver "
-         << driver / 1000 << "." << (driver % 1000) / 10 << ")";
-    lines.push_back(line.str());
+    char line[sizeof(prop.name) + 128];
+    std::snprintf(line, sizeof(line), "cuda:%d %s (sm_%d%d, %d SMs, %.1f GiB, driver %d.%d)", i,
+                  prop.name, prop.major, prop.minor, prop.multiProcessorCount,
+                  static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0),
+                  driver / 1000, (driver % 1000) / 10);
+    lines.emplace_back(line);
   }
   return lines;
 }
@@ -111,7 +115,8 @@ std::string cuda_kernel_name(const Problem*) { return "sm80"; }
 
 bool cuda_supports(const Problem& p, bool backward, std::string* why) {
   if (p.dtype != DType::f16 && p.dtype != DType::bf16) {
-    return fail(why, std::string("the CUDA backend supports f16 and bf16, got ") + to_string(p.dtype));
+    return fail(why,
+                std::string("the CUDA backend supports f16 and bf16, got ") + to_string(p.dtype));
   }
   if (p.head_dim % 8 != 0 || p.head_dim > 256) {
     return fail(why, "the CUDA backend needs a head dim that is a multiple of 8 up to 256, got " +
@@ -155,8 +160,10 @@ bool cuda_supports(const Problem& p, bool backward, std::string* why) {
   const std::size_t smem = backward ? sm80::bwd_smem_bytes(bucket) : sm80::fwd_smem_bytes(bucket);
   if (smem > static_cast<std::size_t>(smem_optin)) {
     return fail(why, "head dim bucket " + std::to_string(bucket) + " needs " +
-                         std::to_string(smem / 1024) + " KiB of shared memory per block, the device "
-                         "allows " + std::to_string(smem_optin / 1024) + " KiB");
+                         std::to_string(smem / 1024) +
+                         " KiB of shared memory per block, the device "
+                         "allows " +
+                         std::to_string(smem_optin / 1024) + " KiB");
   }
   return true;
 }
@@ -207,8 +214,8 @@ void cuda_backward(const Problem& p) {
 
   auto* stream = static_cast<cudaStream_t>(p.stream);
   const std::size_t dq_floats = static_cast<std::size_t>(p.heads * params.accum_rows * p.head_dim);
-  const std::size_t bytes = (dq_floats + static_cast<std::size_t>(p.heads * params.accum_rows)) *
-                            sizeof(float);
+  const std::size_t bytes =
+      (dq_floats + static_cast<std::size_t>(p.heads * params.accum_rows)) * sizeof(float);
   void* workspace = nullptr;
   if (bytes > 0) {
     cuda_check(cudaMallocAsync(&workspace, bytes, stream), "cudaMallocAsync (backward workspace)");

@@ -241,6 +241,19 @@ class VarlenErrors : public ArgumentErrors {
 
 TEST_F(VarlenErrors, ValidArgumentsRun) { EXPECT_NO_THROW(fv::forward(fwd_)); }
 
+TEST_F(VarlenErrors, EmptyTensorsMayHaveNullData) {
+  // Every sequence empty: q, k, v, out and lse have no elements and, as PyTorch makes them, no
+  // storage; the call is valid and does nothing.
+  cu_q_ = {0, 0, 0, 0};
+  cu_k_ = {0, 0, 0, 0};
+  for (auto* t : {&fwd_.q, &fwd_.k, &fwd_.v, &fwd_.out, &fwd_.lse}) t->data = nullptr;
+  for (auto* t : {&fwd_.q, &fwd_.k, &fwd_.v, &fwd_.out}) t->shape[0] = 0;
+  fwd_.lse.shape[1] = 0;
+  EXPECT_NO_THROW(fv::forward(fwd_));
+  fwd_.k.shape[0] = 5;  // rows but no storage: still an error
+  forward_fails("k.data is null");
+}
+
 TEST_F(VarlenErrors, OnlyOneCuSeqlens) {
   fwd_.cu_seqlens_k = fv::TensorView{};
   forward_fails("cu_seqlens_k is missing; varlen mode needs both cu_seqlens_q and cu_seqlens_k");
