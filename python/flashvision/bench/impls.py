@@ -1,0 +1,87 @@
+"""The implementations under test, as forward callables on [B, H, N, D] tensors."""
+
+import torch
+import torch.nn.functional as F
+
+CUDA_IMPLS = ("flashvision", "sdpa-cudnn", "sdpa-flash", "sdpa-efficient", "sdpa-math", "naive")
+CPU_IMPLS = ("flashvision", "torch-cpu-sdpa", "naive")
+ALL_IMPLS = CUDA_IMPLS + ("torch-cpu-sdpa",)
+
+# impl -> torch.nn.attention.SDPBackend member (looked up by name: older torch lacks some).
+SDPA_BACKENDS = {
+    "sdpa-math": "MATH",
+    "sdpa-flash": "FLASH_ATTENTION",
+    "sdpa-efficient": "EFFICIENT_ATTENTION",
+    "sdpa-cudnn": "CUDNN_ATTENTION",
+}
+
+# These form the whole B x H x Nq x Nk score matrix, so they are capped by --naive-cap-gb.
+QUADRATIC_IMPLS = ("naive", "sdpa-math")
+
+
+def impls_for(device):
+    """Every implementation that runs on `device`, in table order."""
+    return CUDA_IMPLS if device == "cuda" else CPU_IMPLS
+
+
+def scores_bytes(case, impl, dtype):
+    """Bytes of one B x H x Nq x Nk score matrix as `impl` stores it.
+
+    SDPA's math backend upcasts half and bfloat16 to float32 for its softmax (unless
+    allow_fp16_bf16_reduction_math_sdp is set), so its buffer is 4 bytes per score.
+    """
+    elem = torch.empty((), dtype=dtype).element_size()
+    if impl == "sdpa-math":
+        elem = max(elem, 4)
+    return case.B * case.H * case.Nq * case.Nk * elem
+
+
+def naive(q, k, v, scale):
+    """softmax(q k^T * scale) v with the full score matrix in memory (the baseline)."""
+    return torch.softmax(q @ k.transpose(-2, -1) * scale, dim=-1) @ v
+
+
+def forward_fn(impl, scale):
+    """A callable (q, k, v) -> out for `impl`; raises RuntimeError when `impl` is missing."""
+    if impl == "flashvision":
+        from flashvision.torch import scaled_dot_product_attention
+
+        return lambda q, k, v: scaled_dot_product_attention(q, k, v, scale=scale)
+    if impl == "naive":
+        return lambda q, k, v: naive(q, k, v, scale)
+    if impl == "torch-cpu-sdpa":
+        # On CPU tensors PyTorch picks its own CPU flash-attention kernel.
+        return lambda q, k, v: F.scaled_dot_product_attention(q, k, v, scale=scale)
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    backend = getattr(SDPBackend, SDPA_BACKENDS[impl], None)
+    if backend is None:
+        raise RuntimeError(f"torch {torch.__version__} has no SDPBackend.{SDPA_BACKENDS[impl]}")
+
+    def sdpa(q, k, v):
+        # Only the forward needs the context: autograd replays the backward of the kernel the
+        # forward chose.
+        with sdpa_kernel(backend):
+            return F.scaled_dot_product_attention(q, k, v, scale=scale)
+
+    return sdpa
+
+
+def flashvision_kernel(device):
+    """The flashvision kernel name for `device` ("cpu-avx2", "sm80", ...), or None.
+
+    The Python API exposes kernel_name(backend) but not the backend dispatch picks, so on a GPU
+    this takes the newest compiled CUDA backend the device can run.
+    """
+    import flashvision
+
+    if device == "cpu":
+        return flashvision.kernel_name("cpu")
+    compiled = flashvision.compiled_backends()
+    major = torch.cuda.get_device_capability()[0]
+    for backend, min_major in (("cuda-sm90", 9), ("cuda-sm80", 8)):
+        if backend in compiled and major >= min_major:
+            name = flashvision.kernel_name(backend)
+            if name != "unavailable":
+                return name
+    return None

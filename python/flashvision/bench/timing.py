@@ -1,0 +1,89 @@
+"""Median wall time of a callable: CUDA events (or triton's do_bench) on a GPU, perf_counter on
+the CPU. The callable rotates among input sets itself."""
+
+import functools
+import time
+
+import torch
+
+MIN_REPEATS = 3
+MAX_REPEATS = 200
+WARMUP_CALLS = 2
+
+
+def _median(values):
+    values = sorted(values)
+    return values[len(values) // 2]
+
+
+def cpu_ms(fn, budget_s):
+    """Median ms of fn() on the CPU, after warm-up, repeating until the budget is spent."""
+    for _ in range(WARMUP_CALLS):
+        fn()
+    times = []
+    start = time.perf_counter()
+    while len(times) < MAX_REPEATS and (len(times) < MIN_REPEATS
+                                        or time.perf_counter() - start < budget_s):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return _median(times)
+
+
+def cuda_event_ms(fn, budget_s):
+    """Median ms of fn() between CUDA events on the current stream, after warm-up."""
+    for _ in range(WARMUP_CALLS):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    start = time.perf_counter()
+    while len(times) < MAX_REPEATS and (len(times) < MIN_REPEATS
+                                        or time.perf_counter() - start < budget_s):
+        begin = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        begin.record()
+        fn()
+        end.record()
+        end.synchronize()  # per repeat, so host overhead of the next call does not overlap
+        times.append(begin.elapsed_time(end))
+    return _median(times)
+
+
+@functools.lru_cache(maxsize=None)
+def _triton_do_bench():
+    """triton.testing.do_bench if it imports and works here (tried once on a tiny op), else None."""
+    try:
+        from triton.testing import do_bench
+
+        probe = torch.ones(1, device="cuda")
+        do_bench(lambda: probe.add_(1), warmup=1, rep=1, return_mode="median")
+        return do_bench
+    except Exception:  # not installed, no driver for it, or an API without return_mode
+        return None
+
+
+def cuda_ms(fn, budget_s):
+    """Median ms of fn() on the GPU: triton.testing.do_bench when usable (it also flushes L2
+    between repeats), else CUDA events. Returns (ms, timer name)."""
+    do_bench = _triton_do_bench()
+    if do_bench is None:
+        return cuda_event_ms(fn, budget_s), "cuda-events"
+    budget_ms = budget_s * 1e3
+    ms = do_bench(fn, warmup=max(1.0, budget_ms / 4), rep=max(1.0, budget_ms),
+                  return_mode="median")
+    torch.cuda.synchronize()
+    return float(ms), "triton.do_bench"
+
+
+def median_ms(fn, budget_s, device):
+    """(median ms, timer name) of fn() on `device`."""
+    if device == "cuda":
+        return cuda_ms(fn, budget_s)
+    return cpu_ms(fn, budget_s), "perf_counter"
+
+
+def timer_name(device):
+    """The name of the timer median_ms uses on `device` (for the results' meta)."""
+    if device == "cuda":
+        return "triton.do_bench" if _triton_do_bench() is not None else "cuda-events"
+    return "perf_counter"
