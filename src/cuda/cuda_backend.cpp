@@ -168,12 +168,11 @@ bool cuda_supports(const Problem& p, bool backward, std::string* why) {
   return true;
 }
 
-void cuda_forward(const Problem& p) {
-  std::string why;
-  if (!cuda_supports(p, false, &why)) throw Error(why);
-  DeviceGuard guard(p.device_index);
-  const int bucket = sm80::head_dim_bucket(p.head_dim);
-  sm80::FwdParams params;
+namespace {
+
+/// Fills what forward and backward parameters share: shapes and the q, k, v, out, lse operands.
+template <typename Params>
+void set_common_params(Params& params, const Problem& p) {
   params.shape = shape_params(p);
   params.q = tensor_params(p.q);
   params.k = tensor_params(p.k);
@@ -183,30 +182,29 @@ void cuda_forward(const Problem& p) {
   params.lse_seq_stride = p.lse.seq_stride;
   params.lse_head_stride = p.lse.head_stride;
   params.lse_row_stride = p.lse.row_stride;
+}
+
+}  // namespace
+
+void cuda_forward(const Problem& p) {
+  DeviceGuard guard(p.device_index);
+  const int bucket = sm80::head_dim_bucket(p.head_dim);
+  sm80::FwdParams params;
+  set_common_params(params, p);
   params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, sm80::fwd_tile(bucket).block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
   sm80::forward(p.dtype, bucket, params, p.stream);
 }
 
 void cuda_backward(const Problem& p) {
-  std::string why;
-  if (!cuda_supports(p, true, &why)) throw Error(why);
   DeviceGuard guard(p.device_index);
   const int bucket = sm80::head_dim_bucket(p.head_dim);
   sm80::BwdParams params;
-  params.shape = shape_params(p);
-  params.q = tensor_params(p.q);
-  params.k = tensor_params(p.k);
-  params.v = tensor_params(p.v);
-  params.out = tensor_params(p.out);
+  set_common_params(params, p);
   params.dout = tensor_params(p.dout);
   params.dq = tensor_params(p.dq);
   params.dk = tensor_params(p.dk);
   params.dv = tensor_params(p.dv);
-  params.lse = p.lse.data;
-  params.lse_seq_stride = p.lse.seq_stride;
-  params.lse_head_stride = p.lse.head_stride;
-  params.lse_row_stride = p.lse.row_stride;
   params.accum_rows = params.shape.total_q;
   params.num_n_blocks = static_cast<int>(ceil_div(p.seqlen_k, sm80::bwd_tile(bucket).block_n));
   params.deterministic = p.deterministic;

@@ -8,11 +8,14 @@
 
 namespace flashvision::detail {
 
-/// Queues the forward pass on p.stream; throws flashvision::Error on unsupported problems.
+/// Queues the forward pass on p.stream. Precondition: cuda_supports(p, false) (the dispatcher
+/// checks it once per call); throws flashvision::Error when a CUDA call fails.
 void cuda_forward(const Problem& p);
-/// Queues the backward pass on p.stream (workspace is stream-ordered); throws on unsupported ones.
+/// Queues the backward pass on p.stream (workspace is stream-ordered). Precondition:
+/// cuda_supports(p, true); throws flashvision::Error when a CUDA call fails.
 void cuda_backward(const Problem& p);
-/// Whether the sm80 path runs this problem (dtype, head dim, alignment, device); `why` says why not.
+/// Whether the sm80 path runs this problem (dtype, head dim, alignment, device); `why` says why
+/// not.
 bool cuda_supports(const Problem& p, bool backward, std::string* why);
 /// Name of the kernel family that runs `p` (or that would run, when p is null): "sm80".
 std::string cuda_kernel_name(const Problem* p);
