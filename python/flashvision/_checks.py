@@ -56,6 +56,8 @@ def check_scale(scale, name="scale"):
     """The softmax scale as the library takes it: a nonzero finite float, 0.0 meaning 1/sqrt(D)."""
     if scale is None:
         return 0.0
+    if type(scale) is float and scale != 0.0 and math.isfinite(scale):  # the common case, fast
+        return scale
     if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
         raise TypeError(f"{name} must be a float or None, got {type_name(scale)}")
     value = float(scale)
@@ -92,6 +94,8 @@ def check_max_seqlen(name, value):
 
 def check_dropout(name, value):
     """flashvision computes exact attention: only dropout probability 0 is accepted."""
+    if type(value) is float and value == 0.0:  # the common case, fast
+        return
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a float, got {type_name(value)}")
     if value != 0.0:

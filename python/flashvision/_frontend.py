@@ -76,7 +76,7 @@ def attention(q, k, v, *, scale=None, causal=False, layout="bshd", return_lse=Fa
     if framework == "torch":
         from .torch import _functional
 
-        out, lse = _functional.forward(q, k, v, scale=scale, causal=causal)
+        out, lse = _functional.forward(q, k, v, scale=scale, causal=causal, need_lse=return_lse)
     else:
         b, n, h, _ = q.shape
         out, lse = _forward_numpy(q, k, v, (b, h, n), return_lse, scale=scale, causal=causal)
@@ -112,7 +112,7 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None, max
         from .torch import _functional
 
         out, lse = _functional.forward(q, k, v, cu_seqlens_q=cu_seqlens_q,
-                                       cu_seqlens_k=cu_seqlens_k, **options)
+                                       cu_seqlens_k=cu_seqlens_k, need_lse=return_lse, **options)
     else:
         total_q, h, _ = q.shape
         out, lse = _forward_numpy(q, k, v, (h, total_q), return_lse, cu_seqlens_q=cu_seqlens_q,

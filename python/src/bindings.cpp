@@ -1,7 +1,10 @@
 // flashvision._C: the thin layer between DLPack arrays (numpy, torch, ...) and the C++ API.
 //
 // Every argument check beyond "is this an array we can describe" happens in the library itself;
-// this file only turns nanobind ndarrays into TensorViews, releases the GIL and maps errors.
+// this file only turns arrays into TensorViews, releases the GIL and maps errors. Arrays arrive
+// two ways: as DLPack-capable objects (numpy; anything else), or, from flashvision.torch, as
+// plain (data_ptr, dtype code, device, shape, strides) tuples, because importing a torch tensor
+// over DLPack costs microseconds per tensor, which dominates short attention calls.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -95,6 +98,54 @@ TensorView optional_view(const std::optional<Array>& a, const std::string& name)
   return a ? to_view(*a, name) : TensorView{};
 }
 
+/// The DType behind a code of torch_dtype_codes; `name` is the argument's name for messages.
+DType described_dtype(int64_t code, const char* name) {
+  switch (code) {
+    case static_cast<int64_t>(DType::f32): return DType::f32;
+    case static_cast<int64_t>(DType::f16): return DType::f16;
+    case static_cast<int64_t>(DType::bf16): return DType::bf16;
+    case static_cast<int64_t>(DType::i32): return DType::i32;
+    default:
+      throw Error(std::string(name) + " has dtype code " + std::to_string(code) +
+                  "; expected a code of flashvision._C.torch_dtype_codes");
+  }
+}
+
+/// Describes a (data_ptr, dtype code, device, shape, strides) tuple as a TensorView; device is
+/// -1 for host memory and the GPU ordinal for CUDA memory, strides count elements. None gives
+/// an absent view. `name` is the argument's name for messages.
+TensorView described_view(nb::handle desc, const char* name) {
+  if (desc.is_none()) return TensorView{};
+  if (!nb::isinstance<nb::tuple>(desc) || nb::len(desc) != 5) {
+    throw Error(std::string(name) +
+                " must be a (data_ptr, dtype code, device, shape, strides) tuple");
+  }
+  const auto t = nb::borrow<nb::tuple>(desc);
+  if (!nb::isinstance<nb::tuple>(t[3]) || !nb::isinstance<nb::tuple>(t[4])) {
+    throw Error(std::string(name) + "'s shape and strides must be tuples");
+  }
+  const auto shape = nb::borrow<nb::tuple>(t[3]);
+  const auto strides = nb::borrow<nb::tuple>(t[4]);
+  const auto rank = static_cast<int>(nb::len(shape));
+  if (rank < 1 || rank > kMaxRank || nb::len(strides) != static_cast<size_t>(rank)) {
+    throw Error(std::string(name) + " has rank " + std::to_string(rank) + " and " +
+                std::to_string(nb::len(strides)) + " strides; expected 1 to " +
+                std::to_string(kMaxRank) + " dimensions, one stride each");
+  }
+  TensorView view;
+  view.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(t[0]));
+  view.dtype = described_dtype(nb::cast<int64_t>(t[1]), name);
+  const int device = nb::cast<int>(t[2]);
+  view.device = device < 0 ? Device::cpu : Device::cuda;
+  view.device_index = device < 0 ? 0 : device;
+  view.rank = rank;
+  for (int i = 0; i < rank; ++i) {
+    view.shape[i] = nb::cast<int64_t>(shape[i]);
+    view.stride[i] = nb::cast<int64_t>(strides[i]);
+  }
+  return view;
+}
+
 Backend to_backend(const std::string& name) {
   for (Backend b : {Backend::automatic, Backend::cpu, Backend::cuda_sm80, Backend::cuda_sm90}) {
     if (name == flashvision::to_string(b)) return b;
@@ -168,6 +219,55 @@ void backward(const InArray& dout, const InArray& q, const InArray& k, const InA
   flashvision::backward(args);
 }
 
+/// forward() for described tensors (see described_view), with the automatic backend.
+void forward_described(nb::handle q, nb::handle k, nb::handle v, nb::handle out, nb::handle lse,
+                       float scale, bool causal, nb::handle cu_seqlens_q, nb::handle cu_seqlens_k,
+                       int max_seqlen_q, int max_seqlen_k, std::uintptr_t stream) {
+  flashvision::ForwardArgs args;
+  args.softmax_scale = scale;
+  args.causal = causal;
+  args.cu_seqlens_q = described_view(cu_seqlens_q, "cu_seqlens_q");
+  args.cu_seqlens_k = described_view(cu_seqlens_k, "cu_seqlens_k");
+  args.max_seqlen_q = max_seqlen_q;
+  args.max_seqlen_k = max_seqlen_k;
+  args.stream = reinterpret_cast<void*>(stream);
+  args.q = described_view(q, "q");
+  args.k = described_view(k, "k");
+  args.v = described_view(v, "v");
+  args.out = described_view(out, "out");
+  args.lse = described_view(lse, "lse");
+  nb::gil_scoped_release release;
+  flashvision::forward(args);
+}
+
+/// backward() for described tensors (see described_view), with the automatic backend.
+void backward_described(nb::handle dout, nb::handle q, nb::handle k, nb::handle v,
+                        nb::handle out, nb::handle lse, nb::handle dq, nb::handle dk,
+                        nb::handle dv, float scale, bool causal, nb::handle cu_seqlens_q,
+                        nb::handle cu_seqlens_k, int max_seqlen_q, int max_seqlen_k,
+                        bool deterministic, std::uintptr_t stream) {
+  flashvision::BackwardArgs args;
+  args.softmax_scale = scale;
+  args.causal = causal;
+  args.cu_seqlens_q = described_view(cu_seqlens_q, "cu_seqlens_q");
+  args.cu_seqlens_k = described_view(cu_seqlens_k, "cu_seqlens_k");
+  args.max_seqlen_q = max_seqlen_q;
+  args.max_seqlen_k = max_seqlen_k;
+  args.stream = reinterpret_cast<void*>(stream);
+  args.dout = described_view(dout, "dout");
+  args.q = described_view(q, "q");
+  args.k = described_view(k, "k");
+  args.v = described_view(v, "v");
+  args.out = described_view(out, "out");
+  args.lse = described_view(lse, "lse");
+  args.dq = described_view(dq, "dq");
+  args.dk = described_view(dk, "dk");
+  args.dv = described_view(dv, "dv");
+  args.deterministic = deterministic;
+  nb::gil_scoped_release release;
+  flashvision::backward(args);
+}
+
 std::vector<std::string> compiled_backend_names() {
   std::vector<std::string> names;
   for (Backend b : flashvision::compiled_backends()) names.emplace_back(flashvision::to_string(b));
@@ -196,6 +296,28 @@ NB_MODULE(_C, m) {
         nb::arg("max_seqlen_q") = 0, nb::arg("max_seqlen_k") = 0, nb::arg("deterministic") = false,
         nb::arg("stream") = 0, nb::arg("backend") = "automatic", nb::arg("num_threads") = 0,
         "Writes dq, dk, dv from the forward call's q, k, v, out, lse and dout.");
+  m.def("forward_described", &forward_described, nb::arg("q"), nb::arg("k"), nb::arg("v"),
+        nb::arg("out"), nb::arg("lse").none(), nb::arg("scale"), nb::arg("causal"),
+        nb::arg("cu_seqlens_q").none(), nb::arg("cu_seqlens_k").none(), nb::arg("max_seqlen_q"),
+        nb::arg("max_seqlen_k"), nb::arg("stream"),
+        "forward() with tensors as (data_ptr, dtype code, device, shape, strides) tuples "
+        "(device -1 = host, else the CUDA ordinal; None for lse or cu_seqlens when absent): "
+        "q, k, v, out, lse, scale, causal, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, "
+        "max_seqlen_k, stream.");
+  m.def("backward_described", &backward_described, nb::arg("dout"), nb::arg("q"), nb::arg("k"),
+        nb::arg("v"), nb::arg("out"), nb::arg("lse"), nb::arg("dq"), nb::arg("dk"), nb::arg("dv"),
+        nb::arg("scale"), nb::arg("causal"), nb::arg("cu_seqlens_q").none(),
+        nb::arg("cu_seqlens_k").none(), nb::arg("max_seqlen_q"), nb::arg("max_seqlen_k"),
+        nb::arg("deterministic"), nb::arg("stream"),
+        "backward() with described tensors as in forward_described: dout, q, k, v, out, lse, "
+        "dq, dk, dv, scale, causal, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, "
+        "deterministic, stream.");
+  nb::dict codes;
+  codes["float32"] = static_cast<int>(DType::f32);
+  codes["float16"] = static_cast<int>(DType::f16);
+  codes["bfloat16"] = static_cast<int>(DType::bf16);
+  codes["int32"] = static_cast<int>(DType::i32);
+  m.attr("torch_dtype_codes") = codes;
   m.def(
       "kernel_name",
       [](const std::string& backend) { return flashvision::kernel_name(to_backend(backend)); },

@@ -101,7 +101,8 @@ class FlashVisionAttnProcessor:
         if attention_mask is not None or (causal and query.shape[1] != key.shape[1]):
             out = _torch_sdpa(query, key, value, attention_mask, causal, scale)
         else:
-            out, _ = _functional.forward(query, key, value, scale=scale, causal=causal)
+            out, _ = _functional.forward(query, key, value, scale=scale, causal=causal,
+                                         need_lse=False)
         hidden_states = out.flatten(2).to(query.dtype)
 
         hidden_states = attn.to_out[0](hidden_states)

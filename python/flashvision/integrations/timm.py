@@ -44,7 +44,8 @@ def _flash_forward(self, x, attn_mask=None, is_causal=False):
     # q_norm / k_norm normalize over head_dim only, so [B, N, H, D] order gives timm's result.
     q, k = self.q_norm(q), self.k_norm(k)
     # Self-attention: Nq == Nk, where timm's top-left causal mask equals flashvision's.
-    out, _ = _functional.forward(q, k, v, scale=float(self.scale), causal=bool(is_causal))
+    out, _ = _functional.forward(q, k, v, scale=float(self.scale), causal=bool(is_causal),
+                                 need_lse=False)
     out = out.flatten(-2)
     norm = getattr(self, "norm", None)
     if norm is not None:

@@ -7,7 +7,8 @@
 - The ops ``torch.ops.flashvision.fwd`` and ``torch.ops.flashvision.bwd`` underneath, with fake
   kernels and an autograd formula: everything here is differentiable and works under
   ``torch.compile(fullgraph=True)``. One build serves every torch version: nothing here is
-  compiled against torch (tensors cross over DLPack).
+  compiled against torch (tensors cross as data_ptr, shape and strides; eager calls skip the
+  ops' dispatch where nothing would see the difference).
 """
 
 from . import _ops  # noqa: F401  (registers torch.ops.flashvision.fwd / bwd)

@@ -1,7 +1,8 @@
 """Functional PyTorch API: SDPA-compatible and flash-attn-compatible entry points.
 
 All of them are views plus one call of the flashvision::fwd op, so they are differentiable and
-trace into torch.compile graphs (fullgraph) without breaks.
+trace into torch.compile graphs (fullgraph) without breaks. Eager calls skip the op's dispatch
+where that changes nothing (_ops.can_call_directly).
 """
 
 import torch
@@ -16,16 +17,18 @@ def _check_tensor(name, x):
 
 
 def forward(q, k, v, *, scale, causal, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=0,
-            max_seqlen_k=0):
-    """(out, lse) of the flashvision::fwd op for checked arguments; q is [B, N, H, D] or packed."""
-    return _ops.fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale, causal)
+            max_seqlen_k=0, need_lse=True):
+    """(out, lse) of the flashvision::fwd op for checked arguments; q is [B, N, H, D] or packed.
+    Without need_lse, lse may be None (eager calls then skip allocating and writing it)."""
+    return _ops.forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale,
+                        causal, need_lse)
 
 
 def backward(dout, q, k, v, out, lse, *, scale, causal, deterministic, cu_seqlens_q=None,
              cu_seqlens_k=None, max_seqlen_q=0, max_seqlen_k=0):
     """(dq, dk, dv) of the flashvision::bwd op for checked arguments."""
-    return _ops.bwd(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
-                    max_seqlen_k, scale, causal, deterministic)
+    return _ops.backward(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                         max_seqlen_k, scale, causal, deterministic)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
@@ -36,8 +39,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     Not supported: attn_mask, dropout_p > 0, and is_causal with Nq != Nk (SDPA aligns its causal
     mask to the top-left corner, flashvision to the bottom-right; they agree only when Nq == Nk).
     """
-    for name, x in (("query", query), ("key", key), ("value", value)):
-        _check_tensor(name, x)
+    if not (type(query) is torch.Tensor and type(key) is torch.Tensor
+            and type(value) is torch.Tensor):  # the common case needs no loop
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            _check_tensor(name, x)
     if attn_mask is not None:
         raise NotImplementedError(
             f"attn_mask is a {checks.type_name(attn_mask)}; flashvision supports no attention "
@@ -46,12 +51,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     checks.check_bool("is_causal", is_causal)
     checks.check_bool("enable_gqa", enable_gqa)
     scale = checks.check_scale(scale)
-    if query.dim() not in (3, 4):
-        raise ValueError(f"query has rank {query.dim()} (shape {tuple(query.shape)}); expected "
+    rank = query.dim()
+    if rank not in (3, 4):
+        raise ValueError(f"query has rank {rank} (shape {tuple(query.shape)}); expected "
                          "[B, H, N, D] or [H, N, D]")
     for name, x in (("key", key), ("value", value)):
-        if x.dim() != query.dim():
-            raise ValueError(f"{name} has rank {x.dim()} but query has {query.dim()}; expected "
+        if x.dim() != rank:
+            raise ValueError(f"{name} has rank {x.dim()} but query has {rank}; expected "
                              "the same rank (flashvision does not broadcast batch dimensions)")
     heads, heads_kv = query.shape[-3], key.shape[-3]
     if heads != heads_kv and not enable_gqa:
@@ -66,11 +72,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             f"{key.shape[-2]}: SDPA aligns the causal mask to the top-left corner, flashvision "
             "to the bottom-right (as flash-attn); the two agree only for equal lengths. Use "
             "flashvision.torch.flash_attn_func for the bottom-right mask.")
-    batched = query.dim() == 4
+    batched = rank == 4
     if not batched:
         query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
     out, _ = forward(query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2),
-                     scale=scale, causal=is_causal)
+                     scale=scale, causal=is_causal, need_lse=False)
     out = out.transpose(1, 2)
     return out if batched else out.squeeze(0)
 
@@ -85,7 +91,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False):
     checks.check_dropout("dropout_p", dropout_p)
     checks.check_rank("q", q, 4, "4 ([B, N, H, D])")
     out, _ = forward(q, k, v, scale=checks.check_scale(softmax_scale, "softmax_scale"),
-                     causal=checks.check_bool("causal", causal))
+                     causal=checks.check_bool("causal", causal), need_lse=False)
     return out
 
 
@@ -102,5 +108,6 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                      causal=checks.check_bool("causal", causal), cu_seqlens_q=cu_seqlens_q,
                      cu_seqlens_k=cu_seqlens_k,
                      max_seqlen_q=checks.check_max_seqlen("max_seqlen_q", max_seqlen_q),
-                     max_seqlen_k=checks.check_max_seqlen("max_seqlen_k", max_seqlen_k))
+                     max_seqlen_k=checks.check_max_seqlen("max_seqlen_k", max_seqlen_k),
+                     need_lse=False)
     return out

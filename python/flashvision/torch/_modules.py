@@ -46,7 +46,7 @@ class SelfAttention(nn.Module):
         qkv = self.qkv(x).unflatten(-1, (3, self.num_heads, self.head_dim))
         q, k, v = qkv.unbind(-3)
         q, k = self.q_norm(q), self.k_norm(k)
-        out, _ = _functional.forward(q, k, v, scale=0.0, causal=self.causal)
+        out, _ = _functional.forward(q, k, v, scale=0.0, causal=self.causal, need_lse=False)
         return self.proj(out.flatten(-2))
 
 
@@ -78,5 +78,5 @@ class CrossAttention(nn.Module):
         q = _split_heads(self.to_q(x), self.num_heads)
         kv = self.to_kv(context).unflatten(-1, (2, self.num_heads, -1))
         k, v = kv.unbind(-3)
-        out, _ = _functional.forward(q, k, v, scale=0.0, causal=False)
+        out, _ = _functional.forward(q, k, v, scale=0.0, causal=False, need_lse=False)
         return self.proj(out.flatten(-2))

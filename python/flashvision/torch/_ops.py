@@ -32,7 +32,7 @@ def _empty_like(x: Tensor) -> Tensor:
 
 def _empty_lse(q: Tensor, varlen: bool) -> Tensor:
     """The float32 lse output for q (tests swap in a poisoned version)."""
-    return torch.empty(_lse_shape(q, varlen), dtype=torch.float32, device=q.device)
+    return q.new_empty(_lse_shape(q, varlen), dtype=torch.float32)
 
 
 def _lse_shape(q: Tensor, varlen: bool):
@@ -42,9 +42,45 @@ def _lse_shape(q: Tensor, varlen: bool):
     return (q.shape[0], q.shape[2], q.shape[1])
 
 
-def _stream(x: Tensor) -> int:
-    """The current CUDA stream of x's device as an int (0 for CPU tensors)."""
-    return torch.cuda.current_stream(x.device).cuda_stream if x.is_cuda else 0
+# torch.dtype -> the dtype code of _C.forward_described; the codes come from the library.
+_DTYPE_CODES = {getattr(torch, name): code for name, code in _C.torch_dtype_codes.items()}
+
+# The current stream as a raw pointer, without building a torch.cuda.Stream object (which costs
+# microseconds per call); older torch builds without it take the public route.
+_current_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _stream(device: int) -> int:
+    """The current CUDA stream of GPU `device` as an int (0 for host memory, device < 0)."""
+    if device < 0:
+        return 0
+    if _current_raw_stream is not None:
+        return _current_raw_stream(device)
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+def _describe(tensors):
+    """Each tensor (or None) as the (data_ptr, dtype code, device, shape, strides) tuple
+    _C.forward_described takes (device -1 for host memory, else the GPU ordinal); None when one
+    has a dtype or device the library does not take, so that the DLPack path reports it.
+
+    Reading these few attributes costs far less than a DLPack export and import per tensor."""
+    described = []
+    for x in tensors:
+        if x is None:
+            described.append(None)
+            continue
+        code = _DTYPE_CODES.get(x.dtype)
+        if code is None:
+            return None
+        if x.is_cuda:
+            device = x.get_device()
+        elif x.is_cpu:
+            device = -1
+        else:
+            return None
+        described.append((x.data_ptr(), code, device, x.shape, x.stride()))
+    return described
 
 
 def _dlpack(x: Optional[Tensor]):
@@ -52,19 +88,54 @@ def _dlpack(x: Optional[Tensor]):
     return None if x is None else x.detach()
 
 
-class _on_device:
-    """Makes x's GPU current for the call (a no-op for CPU tensors)."""
+def _on_device(device: int, call, *args):
+    """call(*args) with GPU `device` current (host memory, device < 0: just the call).
 
-    def __init__(self, x: Tensor):
-        self._guard = torch.cuda.device(x.device) if x.is_cuda else None
+    Switching costs more than asking, and the tensors are usually on the current GPU already."""
+    if device < 0 or torch._C._cuda_getDevice() == device:
+        return call(*args)
+    with torch.cuda.device(device):
+        return call(*args)
 
-    def __enter__(self):
-        if self._guard is not None:
-            self._guard.__enter__()
 
-    def __exit__(self, *exc):
-        if self._guard is not None:
-            self._guard.__exit__(*exc)
+def forward_impl(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor],
+                 cu_seqlens_k: Optional[Tensor], max_seqlen_q: int, max_seqlen_k: int,
+                 scale: float, causal: bool, need_lse: bool = True):
+    """What flashvision::fwd computes, called directly: (out, lse), lse None unless need_lse."""
+    q, k, v = _contiguous_last(q), _contiguous_last(k), _contiguous_last(v)
+    out = _empty_like(q)
+    lse = _empty_lse(q, cu_seqlens_q is not None) if need_lse else None
+    described = _describe((q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k))
+    if described is None:  # a dtype or device the library does not take: DLPack names it
+        _C.forward(_dlpack(q), _dlpack(k), _dlpack(v), out, lse, scale=scale, causal=causal,
+                   cu_seqlens_q=_dlpack(cu_seqlens_q), cu_seqlens_k=_dlpack(cu_seqlens_k),
+                   max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k)
+        return out, lse
+    device = described[0][2]
+    _on_device(device, _C.forward_described, *described[:5], scale, causal, described[5],
+               described[6], max_seqlen_q, max_seqlen_k, _stream(device))
+    return out, lse
+
+
+def backward_impl(dout: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor,
+                  cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor],
+                  max_seqlen_q: int, max_seqlen_k: int, scale: float, causal: bool,
+                  deterministic: bool):
+    """What flashvision::bwd computes, called directly: (dq, dk, dv)."""
+    dout, q, k, v, out = (_contiguous_last(x) for x in (dout, q, k, v, out))
+    dq, dk, dv = _empty_like(q), _empty_like(k), _empty_like(v)
+    described = _describe((dout, q, k, v, out, lse, dq, dk, dv, cu_seqlens_q, cu_seqlens_k))
+    if described is None:  # a dtype or device the library does not take: DLPack names it
+        _C.backward(_dlpack(dout), _dlpack(q), _dlpack(k), _dlpack(v), _dlpack(out),
+                    _dlpack(lse), dq, dk, dv, scale=scale, causal=causal,
+                    cu_seqlens_q=_dlpack(cu_seqlens_q), cu_seqlens_k=_dlpack(cu_seqlens_k),
+                    max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k,
+                    deterministic=deterministic)
+        return dq, dk, dv
+    device = described[1][2]
+    _on_device(device, _C.backward_described, *described[:9], scale, causal, described[9],
+               described[10], max_seqlen_q, max_seqlen_k, deterministic, _stream(device))
+    return dq, dk, dv
 
 
 @torch.library.custom_op("flashvision::fwd", mutates_args=())
@@ -72,14 +143,8 @@ def fwd(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor],
         cu_seqlens_k: Optional[Tensor], max_seqlen_q: int, max_seqlen_k: int, scale: float,
         causal: bool) -> Tuple[Tensor, Tensor]:
     """out, lse = attention(q, k, v); scale 0 means 1/sqrt(D)."""
-    q, k, v = (_contiguous_last(x) for x in (q, k, v))
-    out = _empty_like(q)
-    lse = _empty_lse(q, cu_seqlens_q is not None)
-    with _on_device(q):
-        _C.forward(_dlpack(q), _dlpack(k), _dlpack(v), out, lse, scale=scale, causal=causal,
-                   cu_seqlens_q=_dlpack(cu_seqlens_q), cu_seqlens_k=_dlpack(cu_seqlens_k),
-                   max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, stream=_stream(q))
-    return out, lse
+    return forward_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale,
+                        causal)
 
 
 @fwd.register_fake
@@ -95,15 +160,8 @@ def bwd(dout: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor,
         max_seqlen_k: int, scale: float, causal: bool,
         deterministic: bool) -> Tuple[Tensor, Tensor, Tensor]:
     """dq, dk, dv of fwd given dout."""
-    dout, q, k, v, out = (_contiguous_last(x) for x in (dout, q, k, v, out))
-    dq, dk, dv = _empty_like(q), _empty_like(k), _empty_like(v)
-    with _on_device(q):
-        _C.backward(_dlpack(dout), _dlpack(q), _dlpack(k), _dlpack(v), _dlpack(out),
-                    _dlpack(lse), dq, dk, dv, scale=scale, causal=causal,
-                    cu_seqlens_q=_dlpack(cu_seqlens_q), cu_seqlens_k=_dlpack(cu_seqlens_k),
-                    max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k,
-                    deterministic=deterministic, stream=_stream(q))
-    return dq, dk, dv
+    return backward_impl(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                         max_seqlen_k, scale, causal, deterministic)
 
 
 @bwd.register_fake
@@ -125,9 +183,78 @@ def _fwd_setup_context(ctx, inputs, output):
 def _fwd_backward(ctx, dout, dlse):
     q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k = ctx.saved_tensors
     max_seqlen_q, max_seqlen_k, scale, causal = ctx.options
-    dq, dk, dv = bwd(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
-                     max_seqlen_k, scale, causal, False)
+    dq, dk, dv = backward(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                          max_seqlen_k, scale, causal, False)
     return dq, dk, dv, None, None, None, None, None, None
 
 
 fwd.register_autograd(_fwd_backward, setup_context=_fwd_setup_context)
+
+
+def _plain(x: Optional[Tensor]) -> bool:
+    return x is None or type(x) is Tensor
+
+
+def can_call_directly(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor] = None,
+                      cu_seqlens_k: Optional[Tensor] = None) -> bool:
+    """True when calling forward_impl / backward_impl directly does exactly what the ops would,
+    minus their dispatch (tens of microseconds a call): eager execution of plain CPU or CUDA
+    tensors (meta tensors need the fake kernels), with nothing around that traces, transforms or
+    watches ops (torch.compile, torch.jit.trace, make_fx and other dispatch modes, torch-function
+    modes, torch.func transforms, the profiler)."""
+    return not (torch.compiler.is_compiling()
+                or not (_plain(q) and _plain(k) and _plain(v) and _plain(cu_seqlens_q)
+                        and _plain(cu_seqlens_k))
+                or not (q.is_cpu or q.is_cuda)
+                or torch._C._len_torch_dispatch_stack() != 0
+                or torch._C._is_torch_function_mode_enabled()
+                or torch._C._are_functorch_transforms_active()
+                or torch._C._get_tracing_state() is not None
+                or torch.autograd.profiler._is_profiler_enabled)
+
+
+def _any_requires_grad(tensors) -> bool:
+    return any(x.requires_grad for x in tensors)
+
+
+class _DirectAttention(torch.autograd.Function):
+    """forward_impl with the ops' autograd formula, for eager calls that need gradients."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale,
+                causal):
+        output = forward_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                              scale, causal)
+        _fwd_setup_context(ctx, (q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                                 scale, causal), output)
+        return output
+
+    @staticmethod
+    def backward(ctx, dout, dlse):
+        # Under create_graph, backward() below takes the bwd op, which has no autograd formula
+        # and so reports a double backward as the op path does.
+        return _fwd_backward(ctx, dout, dlse)
+
+
+def forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale, causal,
+            need_lse=True):
+    """(out, lse) of flashvision::fwd, called directly where that is indistinguishable (see
+    can_call_directly); lse may be None when not need_lse."""
+    args = (q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale, causal)
+    if not can_call_directly(q, k, v, cu_seqlens_q, cu_seqlens_k):
+        return fwd(*args)
+    if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
+        return _DirectAttention.apply(*args)
+    return forward_impl(*args, need_lse=need_lse)
+
+
+def backward(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+             scale, causal, deterministic):
+    """(dq, dk, dv) of flashvision::bwd, called directly where that is indistinguishable: as in
+    forward(), and with no graph to record (the op's autograd node reports double backward)."""
+    args = (dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale,
+            causal, deterministic)
+    if (can_call_directly(q, k, v, cu_seqlens_q, cu_seqlens_k) and _plain(dout) and _plain(out)
+            and _plain(lse) and not (torch.is_grad_enabled() and _any_requires_grad(args[:6]))):
+        return backward_impl(*args)
+    return bwd(*args)
