@@ -250,6 +250,16 @@ void expect_forward_matches(AttentionRun& run, const AttentionCase& c,
   }
 }
 
+/// Fails the test with the library's message, or skips it when the build simply lacks the kernel
+/// (a CUDA build restricted with FLASHVISION_HEAD_DIMS): that is a build choice, not a defect.
+void report_error(const char* what, const Error& e) {
+  const std::string message = e.what();
+  if (message.find("which this build did not compile") != std::string::npos) {
+    GTEST_SKIP() << message;
+  }
+  ADD_FAILURE() << what << " threw: " << message;
+}
+
 }  // namespace
 
 void check_forward(const Target& target, const AttentionCase& c, const CheckOptions& options) {
@@ -258,7 +268,7 @@ void check_forward(const Target& target, const AttentionCase& c, const CheckOpti
   try {
     prepared.run->forward();
   } catch (const Error& e) {
-    ADD_FAILURE() << "forward threw: " << e.what();
+    report_error("forward", e);
     return;
   }
   expect_forward_matches(*prepared.run, c, options);
@@ -272,7 +282,7 @@ void check_backward(const Target& target, const AttentionCase& c, const CheckOpt
     run.forward();
     run.backward();
   } catch (const Error& e) {
-    ADD_FAILURE() << "forward/backward threw: " << e.what();
+    report_error("forward/backward", e);
     return;
   }
   expect_forward_matches(run, c, options);
