@@ -219,18 +219,26 @@ void backward(const InArray& dout, const InArray& q, const InArray& k, const InA
   flashvision::backward(args);
 }
 
+/// The options forward_described and backward_described share.
+void set_described_options(flashvision::AttentionOptions& options, float scale, bool causal,
+                           nb::handle cu_seqlens_q, nb::handle cu_seqlens_k, int max_seqlen_q,
+                           int max_seqlen_k, std::uintptr_t stream) {
+  options.softmax_scale = scale;
+  options.causal = causal;
+  options.cu_seqlens_q = described_view(cu_seqlens_q, "cu_seqlens_q");
+  options.cu_seqlens_k = described_view(cu_seqlens_k, "cu_seqlens_k");
+  options.max_seqlen_q = max_seqlen_q;
+  options.max_seqlen_k = max_seqlen_k;
+  options.stream = reinterpret_cast<void*>(stream);
+}
+
 /// forward() for described tensors (see described_view), with the automatic backend.
 void forward_described(nb::handle q, nb::handle k, nb::handle v, nb::handle out, nb::handle lse,
                        float scale, bool causal, nb::handle cu_seqlens_q, nb::handle cu_seqlens_k,
                        int max_seqlen_q, int max_seqlen_k, std::uintptr_t stream) {
   flashvision::ForwardArgs args;
-  args.softmax_scale = scale;
-  args.causal = causal;
-  args.cu_seqlens_q = described_view(cu_seqlens_q, "cu_seqlens_q");
-  args.cu_seqlens_k = described_view(cu_seqlens_k, "cu_seqlens_k");
-  args.max_seqlen_q = max_seqlen_q;
-  args.max_seqlen_k = max_seqlen_k;
-  args.stream = reinterpret_cast<void*>(stream);
+  set_described_options(args, scale, causal, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                        stream);
   args.q = described_view(q, "q");
   args.k = described_view(k, "k");
   args.v = described_view(v, "v");
@@ -241,19 +249,14 @@ void forward_described(nb::handle q, nb::handle k, nb::handle v, nb::handle out,
 }
 
 /// backward() for described tensors (see described_view), with the automatic backend.
-void backward_described(nb::handle dout, nb::handle q, nb::handle k, nb::handle v,
-                        nb::handle out, nb::handle lse, nb::handle dq, nb::handle dk,
-                        nb::handle dv, float scale, bool causal, nb::handle cu_seqlens_q,
-                        nb::handle cu_seqlens_k, int max_seqlen_q, int max_seqlen_k,
-                        bool deterministic, std::uintptr_t stream) {
+void backward_described(nb::handle dout, nb::handle q, nb::handle k, nb::handle v, nb::handle out,
+                        nb::handle lse, nb::handle dq, nb::handle dk, nb::handle dv, float scale,
+                        bool causal, nb::handle cu_seqlens_q, nb::handle cu_seqlens_k,
+                        int max_seqlen_q, int max_seqlen_k, bool deterministic,
+                        std::uintptr_t stream) {
   flashvision::BackwardArgs args;
-  args.softmax_scale = scale;
-  args.causal = causal;
-  args.cu_seqlens_q = described_view(cu_seqlens_q, "cu_seqlens_q");
-  args.cu_seqlens_k = described_view(cu_seqlens_k, "cu_seqlens_k");
-  args.max_seqlen_q = max_seqlen_q;
-  args.max_seqlen_k = max_seqlen_k;
-  args.stream = reinterpret_cast<void*>(stream);
+  set_described_options(args, scale, causal, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                        stream);
   args.dout = described_view(dout, "dout");
   args.q = described_view(q, "q");
   args.k = described_view(k, "k");
