@@ -35,12 +35,20 @@ Backend choose_backend(const Problem& p, Backend requested, bool backward) {
     throw Error("backend is cpu but the tensors are on cuda; expected a CUDA backend or automatic");
   }
 #ifdef FLASHVISION_HAVE_CUDA
-  if (requested == Backend::cuda_sm90) {
-    throw Error(
-        "backend is cuda-sm90 but this build has no Hopper kernels yet; expected "
-        "cuda-sm80 or automatic");
-  }
   std::string why;
+  if (requested == Backend::cuda_sm90) {
+    if (backward) {
+      throw Error(
+          "backend is cuda-sm90 but the Hopper path has no backward kernel yet; expected "
+          "cuda-sm80 or automatic");
+    }
+    if (!detail::cuda_sm90_supports(p, &why)) throw Error("backend is cuda-sm90 but " + why);
+    return Backend::cuda_sm90;
+  }
+  // The Hopper forward where it applies; the portable path for the rest and the backward.
+  if (requested == Backend::automatic && !backward && detail::cuda_sm90_supports(p, nullptr)) {
+    return Backend::cuda_sm90;
+  }
   if (!detail::cuda_supports(p, backward, &why)) throw Error(why);
   return Backend::cuda_sm80;
 #else
@@ -52,6 +60,7 @@ Backend choose_backend(const Problem& p, Backend requested, bool backward) {
 void run_forward(const Problem& p, Backend backend) {
   if (backend == Backend::cpu) return detail::cpu_forward(p);
 #ifdef FLASHVISION_HAVE_CUDA
+  if (backend == Backend::cuda_sm90) return detail::cuda_forward_sm90(p);
   return detail::cuda_forward(p);
 #else
   no_cuda();
@@ -97,7 +106,10 @@ std::string kernel_name(Backend backend) {
   switch (backend) {
     case Backend::cpu: return detail::cpu_kernel_name();
 #ifdef FLASHVISION_HAVE_CUDA
-    case Backend::cuda_sm80: return detail::cuda_kernel_name(nullptr);
+    case Backend::cuda_sm80: return "sm80";
+#ifdef FLASHVISION_HAVE_SM90
+    case Backend::cuda_sm90: return "sm90";
+#endif
 #endif
     default: return "unavailable";
   }
@@ -107,6 +119,9 @@ std::vector<Backend> compiled_backends() {
   std::vector<Backend> backends{Backend::cpu};
 #ifdef FLASHVISION_HAVE_CUDA
   backends.push_back(Backend::cuda_sm80);
+#endif
+#ifdef FLASHVISION_HAVE_SM90
+  backends.push_back(Backend::cuda_sm90);
 #endif
   return backends;
 }

@@ -4,16 +4,26 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 
 #include "cuda/common/cuda_check.h"
 #include "cuda/sm80/dispatch.h"
 #include "cuda/sm80/params.h"
 #include "cuda/sm80/tile_config.h"
 #include "flashvision/error.h"
+#ifdef FLASHVISION_HAVE_SM90
+#include "cuda/sm90/dispatch.h"
+#include "cuda/sm90/params.h"
+#include "cuda/sm90/tensor_maps.h"
+#include "cuda/sm90/tile_config.h"
+#endif
 
 namespace flashvision::detail {
 namespace {
@@ -82,6 +92,37 @@ bool fail(std::string* why, const std::string& message) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// What the support checks need to know about a device, queried once per device.
+struct DeviceInfo {
+  int major = 0;
+  int minor = 0;
+  int smem_optin = 0;  ///< shared memory a block may opt into, bytes
+};
+
+DeviceInfo device_info(int device) {
+  static std::mutex mutex;
+  static std::map<int, DeviceInfo> cache;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto found = cache.find(device);
+  if (found != cache.end()) return found->second;
+  DeviceInfo info;
+  cudaDeviceGetAttribute(&info.major, cudaDevAttrComputeCapabilityMajor, device);
+  cudaDeviceGetAttribute(&info.minor, cudaDevAttrComputeCapabilityMinor, device);
+  cudaDeviceGetAttribute(&info.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  cache.emplace(device, info);
+  return info;
+}
+
+/// Why the device of `p` is not usable, or empty.
+std::string device_problem(const Problem& p) {
+  const int devices = cuda_device_count();
+  if (p.device_index < 0 || p.device_index >= devices) {
+    return "CUDA device " + std::to_string(p.device_index) + " not found (" +
+           std::to_string(devices) + " devices)";
+  }
+  return {};
+}
+
 }  // namespace
 
 int cuda_device_count() noexcept {
@@ -110,8 +151,6 @@ std::vector<std::string> cuda_device_descriptions() {
   }
   return lines;
 }
-
-std::string cuda_kernel_name(const Problem*) { return "sm80"; }
 
 bool cuda_supports(const Problem& p, bool backward, std::string* why) {
   if (p.dtype != DType::f16 && p.dtype != DType::bf16) {
@@ -145,14 +184,9 @@ bool cuda_supports(const Problem& p, bool backward, std::string* why) {
   if (ceil_div(rows, tile_m) * p.batch * heads > INT32_MAX) {
     return fail(why, "the problem needs more than 2^31 CTAs");
   }
-  const int devices = cuda_device_count();
-  if (p.device_index < 0 || p.device_index >= devices) {
-    return fail(why, "CUDA device " + std::to_string(p.device_index) + " not found (" +
-                         std::to_string(devices) + " devices)");
-  }
-  int major = 0, smem_optin = 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, p.device_index);
-  cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p.device_index);
+  if (std::string device = device_problem(p); !device.empty()) return fail(why, device);
+  const DeviceInfo info = device_info(p.device_index);
+  const int major = info.major, smem_optin = info.smem_optin;
   if (major < 8) {
     return fail(why, "the sm80 path needs compute capability 8.0 or newer, device " +
                          std::to_string(p.device_index) + " has " + std::to_string(major) + ".x");
@@ -234,5 +268,104 @@ void cuda_backward(const Problem& p) {
   }
   if (workspace != nullptr) cuda_check(cudaFreeAsync(workspace, stream), "cudaFreeAsync");
 }
+
+#ifdef FLASHVISION_HAVE_SM90
+namespace {
+
+/// The TMA view of operand `op` of p: key/value operands have heads_kv heads and Nk rows.
+sm90::OperandGeometry geometry(const Problem& p, const Operand& op, bool keys) {
+  sm90::OperandGeometry g;
+  g.data = op.data;
+  g.dtype = p.dtype;
+  g.head_dim = p.head_dim;
+  g.heads = keys ? p.heads_kv : p.heads;
+  // In varlen mode rows are global (sequence offsets are added to the row coordinate).
+  g.rows = p.varlen ? (keys ? p.total_k : p.total_q) : (keys ? p.seqlen_k : p.seqlen_q);
+  g.seqs = p.varlen ? 1 : p.batch;
+  g.row_stride = op.row_stride;
+  g.head_stride = op.head_stride;
+  g.seq_stride = op.seq_stride;
+  return g;
+}
+
+}  // namespace
+
+bool cuda_sm90_supports(const Problem& p, std::string* why) {
+  if (p.dtype != DType::f16 && p.dtype != DType::bf16) {
+    return fail(why, std::string("the sm90 forward supports f16 and bf16, got ") +
+                         to_string(p.dtype));
+  }
+  if (p.head_dim % 8 != 0 || p.head_dim > 256) {
+    return fail(why, "the sm90 forward needs a head dim that is a multiple of 8 up to 256, got " +
+                         std::to_string(p.head_dim));
+  }
+  const int bucket = sm90::head_dim_bucket(p.head_dim);
+  if (!sm80::bucket_compiled(bucket)) {
+    return fail(why, "head dim " + std::to_string(p.head_dim) + " needs bucket " +
+                         std::to_string(bucket) + ", which this build did not compile");
+  }
+  if (std::string device = device_problem(p); !device.empty()) return fail(why, device);
+  const DeviceInfo info = device_info(p.device_index);
+  if (info.major != 9 || info.minor != 0) {
+    return fail(why, "the sm90 forward needs compute capability 9.0 (sm_90a), device " +
+                         std::to_string(p.device_index) + " has " + std::to_string(info.major) +
+                         "." + std::to_string(info.minor));
+  }
+  if (sm90::fwd_smem_bytes(bucket) > static_cast<std::size_t>(info.smem_optin)) {
+    return fail(why, "the sm90 forward of bucket " + std::to_string(bucket) +
+                         " needs more shared memory than the device allows");
+  }
+  std::string bad;
+  for (const auto& [name, op] : {std::pair{"q", &p.q}, {"k", &p.k}, {"v", &p.v}, {"out", &p.out}}) {
+    if (bad.empty()) bad = alignment_problem(name, *op);
+  }
+  for (const auto& [name, op, keys] :
+       {std::tuple{"q", &p.q, false}, {"k", &p.k, true}, {"v", &p.v, true}}) {
+    if (const char* problem = sm90::tensor_map_problem(geometry(p, *op, keys));
+        bad.empty() && problem != nullptr) {
+      bad = std::string(name) + " has " + problem + ", which TMA cannot address";
+    }
+  }
+  if (!bad.empty()) return fail(why, bad);
+  const int64_t rows = p.varlen ? std::max(p.total_q, p.total_k) : std::max(p.seqlen_q, p.seqlen_k);
+  if (rows > INT32_MAX - 256) return fail(why, "the sm90 forward addresses rows with 32-bit TMA coordinates");
+  const int64_t tile_m = sm90::fwd_tile(bucket).block_m;
+  if (ceil_div(p.seqlen_q, tile_m) * p.batch * p.heads > INT32_MAX) {
+    return fail(why, "the problem needs more than 2^31 CTAs");
+  }
+  return true;
+}
+
+void cuda_forward_sm90(const Problem& p) {
+  DeviceGuard guard(p.device_index);
+  const int bucket = sm90::head_dim_bucket(p.head_dim);
+  const sm90::FwdTile tile = sm90::fwd_tile(bucket);
+  sm90::FwdParams params;
+  params.shape = shape_params(p);
+  params.out = tensor_params(p.out);
+  params.lse = p.lse.data;
+  params.lse_seq_stride = p.lse.seq_stride;
+  params.lse_head_stride = p.lse.head_stride;
+  params.lse_row_stride = p.lse.row_stride;
+  params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, tile.block_m));
+  if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
+  const int swizzle = sm90::swizzle_bytes(bucket);
+  params.tmap_q = sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);
+  params.tmap_k = sm90::make_tensor_map(geometry(p, p.k, true), swizzle / 2, tile.block_n, swizzle);
+  params.tmap_v = sm90::make_tensor_map(geometry(p, p.v, true), swizzle / 2, tile.block_n, swizzle);
+  sm90::forward(p.dtype, bucket, params, p.stream);
+}
+
+#else
+
+bool cuda_sm90_supports(const Problem&, std::string* why) {
+  return fail(why, "this build has no Hopper kernels (FLASHVISION_CUDA_ARCHS without 90)");
+}
+
+void cuda_forward_sm90(const Problem&) {
+  throw Error("this build has no Hopper kernels (FLASHVISION_CUDA_ARCHS without 90)");
+}
+
+#endif
 
 }  // namespace flashvision::detail

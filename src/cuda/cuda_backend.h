@@ -1,4 +1,5 @@
-// Entry points of the CUDA backend (the portable sm80 path, mma.sync) for the dispatcher.
+// Entry points of the CUDA backends for the dispatcher: the portable sm80 path (mma.sync, forward
+// and backward) and the Hopper forward (sm90).
 #pragma once
 
 #include <string>
@@ -17,8 +18,12 @@ void cuda_backward(const Problem& p);
 /// Whether the sm80 path runs this problem (dtype, head dim, alignment, device); `why` says why
 /// not.
 bool cuda_supports(const Problem& p, bool backward, std::string* why);
-/// Name of the kernel family that runs `p` (or that would run, when p is null): "sm80".
-std::string cuda_kernel_name(const Problem* p);
+/// Whether the Hopper forward (sm90: TMA, wgmma, warp specialization) runs this problem: a build
+/// with sm_90a code, a compute capability 9.0 device, f16/bf16, head dim up to 256 and operands
+/// TMA can address; `why` says why not.
+bool cuda_sm90_supports(const Problem& p, std::string* why);
+/// Queues the Hopper forward on p.stream. Precondition: cuda_sm90_supports(p).
+void cuda_forward_sm90(const Problem& p);
 /// One line per GPU found; empty when there is none or no driver (never throws).
 std::vector<std::string> cuda_device_descriptions();
 /// Number of CUDA devices (0 when there is no driver or device).

@@ -139,11 +139,11 @@ AttentionRun::AttentionRun(const Target& target, const AttentionCase& c, const C
   }
 }
 
-AttentionOptions AttentionRun::options() const {
+AttentionOptions AttentionRun::options(Backend backend) const {
   AttentionOptions o;
   o.softmax_scale = case_.softmax_scale;
   o.causal = case_.causal;
-  o.backend = target_.backend;
+  o.backend = backend;
   o.num_threads = case_.num_threads;
   if (case_.varlen()) {
     o.cu_seqlens_q = cu_q_->view();
@@ -159,7 +159,7 @@ AttentionOptions AttentionRun::options() const {
 
 void AttentionRun::forward() {
   ForwardArgs args;
-  static_cast<AttentionOptions&>(args) = options();
+  static_cast<AttentionOptions&>(args) = options(target_.backend);
   args.q = q_.view();
   args.k = k_.view();
   args.v = v_.view();
@@ -181,7 +181,7 @@ void AttentionRun::backward() {
     dv_.emplace(operand_for(target_, case_, k_rows, case_.heads_kv));
   }
   BackwardArgs args;
-  static_cast<AttentionOptions&>(args) = options();
+  static_cast<AttentionOptions&>(args) = options(target_.backward_backend);
   args.q = q_.view();
   args.k = k_.view();
   args.v = v_.view();

@@ -73,7 +73,7 @@ class AttentionRun {
   TensorRead read_dv() { return dv_->read(); }
 
  private:
-  AttentionOptions options() const;
+  AttentionOptions options(Backend backend) const;
 
   Target target_;
   AttentionCase case_;

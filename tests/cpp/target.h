@@ -35,7 +35,8 @@ struct Target {
   std::string name;                ///< short name for traces, e.g. "cpu" or "cuda-sm80"
   Device device = Device::cpu;     ///< memory space of every tensor
   int device_index = 0;            ///< GPU ordinal
-  Backend backend = Backend::cpu;  ///< backend forced in the arguments
+  Backend backend = Backend::cpu;  ///< backend forced in forward calls
+  Backend backward_backend = Backend::cpu;  ///< backend forced in backward calls
   /// Allocates a buffer of at least `bytes` bytes on the device.
   std::function<std::unique_ptr<TargetBuffer>(std::size_t bytes)> allocate;
 };

@@ -143,7 +143,7 @@ TEST_P(Features, VarlenForwardWithoutLse) {
 TEST_P(Features, AutomaticBackendPicksCpuForHostTensors) {
   AttentionCase c = base(33, 45, 64);
   Target target = cpu_target();
-  target.backend = Backend::automatic;
+  target.backend = target.backward_backend = Backend::automatic;
   check_backward(target, c);
 }
 

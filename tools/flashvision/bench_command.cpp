@@ -69,6 +69,7 @@ RunSettings make_settings(const BenchOptions& options, const BenchDevice& device
   settings.measure.budget_s =
       options.budget_s.value_or(options.quick ? kQuickBudgetSeconds : kDefaultBudgetSeconds);
   settings.seed = options.seed;
+  settings.kernel = options.kernel;
   if (device.device() == Device::cpu) settings.threads = omp_get_max_threads();
   return settings;
 }

@@ -240,6 +240,7 @@ class CaseRunner {
     fwd.causal = settings_.causal;
     fwd.stream = device_.stream();
     fwd.num_threads = settings_.threads.value_or(0);
+    if (dev == Device::cuda) fwd.backend = settings_.kernel;
 
     BenchRecord forward_record = base_record("flashvision", "fwd");
     try {
@@ -266,6 +267,8 @@ class CaseRunner {
     bwd.v = fwd.v;
     bwd.out = fwd.out;
     bwd.lse = fwd.lse;
+    // The backward has no Hopper kernel: a forced sm90 forward pairs with the automatic backward.
+    if (bwd.backend == Backend::cuda_sm90) bwd.backend = Backend::automatic;
     bwd.dout =
         contiguous_view(ops_.dout.data(), dt, {s.batch, s.seqlen_q, s.heads, s.head_dim}, dev, idx);
     bwd.dq =

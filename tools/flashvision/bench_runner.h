@@ -8,6 +8,7 @@
 #include "bench_cases.h"
 #include "bench_device.h"
 #include "bench_record.h"
+#include "flashvision/args.h"
 #include "measure.h"
 
 namespace flashvision::tool {
@@ -22,6 +23,7 @@ struct RunSettings {
   MeasureSettings measure;
   uint64_t seed = 1;
   std::optional<int> threads;  ///< CPU threads (recorded, and passed to flashvision)
+  Backend kernel = Backend::automatic;  ///< forward backend forced on cuda (--kernel)
 };
 
 /// Position of a case in the run, for progress lines ("[3/12]").

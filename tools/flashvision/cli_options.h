@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench_cases.h"
+#include "flashvision/args.h"
 #include "flashvision/tensor.h"
 
 namespace flashvision::tool {
@@ -37,6 +38,7 @@ struct BenchOptions {
   int threads = 0;                     ///< CPU threads (0: all)
   std::optional<double> naive_cap_mb;  ///< largest naive S buffer to attempt
   bool naive = true;                   ///< false with --no-naive
+  Backend kernel = Backend::automatic;  ///< --kernel: the forward kernel to force on cuda
   uint64_t seed = 1;                   ///< seed of the random inputs
   bool list = false;                   ///< --list: print the cases and exit
   bool help = false;                   ///< --help: print usage and exit

@@ -11,6 +11,7 @@
 #include "cuda/common/cuda_check.h"
 #include "cuda/common/dtype_map.cuh"
 #include "cuda/common/online_softmax.cuh"
+#include "cuda/common/score_mask.cuh"
 #include "cuda/common/tile_io.cuh"
 #include "cuda/common/warp_gemm.cuh"
 #include "cuda/sm80/launch.h"
@@ -31,30 +32,6 @@ struct FwdTraits {
   static constexpr int kLd = padded(kHeadDim);
   static_assert(kRowsPerWarp % 16 == 0 && kBlockN % 16 == 0 && kHeadDim % 16 == 0);
 };
-
-/// Sets scores of keys a row may not see to -inf: keys past the sequence end and, under the causal
-/// mask, keys right of the row's bottom-right-aligned diagonal.
-template <int kMTiles, int kNTiles>
-__device__ __forceinline__ void mask_scores(float (&s)[kMTiles][kNTiles][4], int first_row,
-                                            int first_key, int q_len, int k_len, bool causal,
-                                            int lane) {
-#pragma unroll
-  for (int m = 0; m < kMTiles; ++m) {
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int row = first_row + m * 16 + lane / 4 + half * 8;
-      const int limit = causal ? min(k_len, row + 1 + k_len - q_len) : k_len;
-#pragma unroll
-      for (int n = 0; n < kNTiles; ++n) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int key = first_key + n * 8 + 2 * (lane % 4) + e;
-          if (key >= limit) s[m][n][2 * half + e] = -INFINITY;
-        }
-      }
-    }
-  }
-}
 
 /// Forward attention for one (query block, head, sequence).
 template <typename T, int kHeadDim>

@@ -3,8 +3,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#include "flashvision/flashvision.h"
 
 namespace flashvision::testing {
 namespace {
@@ -49,14 +53,34 @@ int gpu_count() {
   return count;
 }
 
-Target cuda_target() {
+const char* to_string(CudaKernel kernel) { return kernel == CudaKernel::sm90 ? "sm90" : "sm80"; }
+
+Target cuda_target(CudaKernel kernel) {
   Target target;
-  target.name = "cuda-sm80";
+  target.name = std::string("cuda-") + to_string(kernel);
   target.device = Device::cuda;
   target.device_index = 0;
-  target.backend = Backend::cuda_sm80;
+  target.backend = kernel == CudaKernel::sm90 ? Backend::cuda_sm90 : Backend::cuda_sm80;
+  target.backward_backend = Backend::cuda_sm80;
   target.allocate = [](std::size_t bytes) { return std::make_unique<DeviceBuffer>(bytes); };
   return target;
+}
+
+std::string kernel_unavailable(CudaKernel kernel) {
+  if (gpu_count() == 0) return "no CUDA device found: GPU test skipped";
+  if (kernel == CudaKernel::sm80) return {};
+  const std::vector<Backend> backends = compiled_backends();
+  if (std::find(backends.begin(), backends.end(), Backend::cuda_sm90) == backends.end()) {
+    return "this build has no sm90 kernels: sm90 test skipped";
+  }
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+  if (major != 9 || minor != 0) {
+    return "GPU 0 has compute capability " + std::to_string(major) + "." + std::to_string(minor) +
+           ", the sm90 kernels need 9.0: sm90 test skipped";
+  }
+  return {};
 }
 
 }  // namespace flashvision::testing

@@ -10,14 +10,14 @@
 namespace flashvision::testing {
 namespace {
 
-class GpuVsCpu : public GpuTest<::testing::TestWithParam<DType>> {};
+class GpuVsCpu : public GpuKernelTest {};
 
-void expect_same(AttentionCase c) {
+void expect_same(const Target& target, AttentionCase c) {
   const uint64_t seed = test_seed();
   SCOPED_TRACE(c.describe() + " seed=" + std::to_string(seed));
   std::mt19937_64 rng(seed);
   const CaseInputs inputs = draw_inputs(c, rng);
-  AttentionRun gpu(cuda_target(), c, inputs);
+  AttentionRun gpu(target, c, inputs);
   AttentionRun cpu(cpu_target(), c, inputs);
   gpu.forward();
   cpu.forward();
@@ -39,7 +39,7 @@ void expect_same(AttentionCase c) {
 
 TEST_P(GpuVsCpu, DenseGqaCausal) {
   AttentionCase c;
-  c.dtype = GetParam();
+  c.dtype = dtype();
   c.batch = 2;
   c.seqlen_q = 197;
   c.seqlen_k = 260;
@@ -48,32 +48,31 @@ TEST_P(GpuVsCpu, DenseGqaCausal) {
   c.head_dim = 80;
   c.causal = true;
   c.layout = Layout::torch;
-  expect_same(c);
+  expect_same(target(), c);
 }
 
 TEST_P(GpuVsCpu, VarlenFull) {
   AttentionCase c;
-  c.dtype = GetParam();
+  c.dtype = dtype();
   c.seqlens_q = {77, 0, 130, 1};
   c.seqlens_k = {77, 9, 64, 200};
   c.heads = c.heads_kv = 3;
   c.head_dim = 128;
-  expect_same(c);
+  expect_same(target(), c);
 }
 
 TEST_P(GpuVsCpu, LongSequence) {
   AttentionCase c;
-  c.dtype = GetParam();
+  c.dtype = dtype();
   c.batch = 1;
   c.seqlen_q = 1500;
   c.seqlen_k = 2100;
   c.heads = c.heads_kv = 1;
   c.head_dim = 64;
-  expect_same(c);
+  expect_same(target(), c);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cuda, GpuVsCpu, ::testing::Values(DType::bf16, DType::f16),
-                         [](const auto& point) { return std::string(to_string(point.param)); });
+INSTANTIATE_TEST_SUITE_P(Cuda, GpuVsCpu, dtype_kernel_values(), dtype_kernel_name);
 
 }  // namespace
 }  // namespace flashvision::testing

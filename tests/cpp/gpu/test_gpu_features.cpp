@@ -2,10 +2,16 @@
 // alignment, layouts, padded strides, softmax scale, lse absent, grids past 65,535 heads, and the
 // errors for what the sm80 path does not serve. GpuSanitize.* is the small subset run under
 // compute-sanitizer (memcheck, racecheck).
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+
+#include <random>
+#include <stdexcept>
+#include <string>
 
 #include "attention_check.h"
 #include "cuda_target.h"
+#include "flashvision/flashvision.h"
 
 namespace flashvision::testing {
 namespace {
@@ -35,113 +41,112 @@ AttentionCase varlen(DType dtype, int64_t heads, int64_t heads_kv, bool causal, 
   return c;
 }
 
-class GpuFeatures : public GpuTest<::testing::TestWithParam<DType>> {};
+class GpuFeatures : public GpuKernelTest {};
 
 TEST_P(GpuFeatures, GroupedQueryAttention) {
   for (const bool causal : {false, true}) {
-    AttentionCase c = dense(GetParam(), 61, 150, 64);
+    AttentionCase c = dense(dtype(), 61, 150, 64);
     c.heads = 4;
     c.heads_kv = 2;
     c.causal = causal;
-    check_backward(cuda_target(), c);
+    check_backward(target(), c);
   }
 }
 
 TEST_P(GpuFeatures, MultiQueryAttention) {
   for (const bool causal : {false, true}) {
-    AttentionCase c = dense(GetParam(), 150, 61, 128);
+    AttentionCase c = dense(dtype(), 150, 61, 128);
     c.heads = 6;
     c.heads_kv = 1;
     c.causal = causal;
-    check_backward(cuda_target(), c);
+    check_backward(target(), c);
   }
 }
 
 TEST_P(GpuFeatures, Varlen) {
-  for (const int64_t dim : {40, 64, 128}) check_backward(cuda_target(), varlen(GetParam(), 2, 2, false, dim));
+  for (const int64_t dim : {40, 64, 128}) check_backward(target(), varlen(dtype(), 2, 2, false, dim));
 }
 
 TEST_P(GpuFeatures, VarlenCausalGqa) {
-  for (const int64_t dim : {72, 256}) check_backward(cuda_target(), varlen(GetParam(), 4, 2, true, dim));
+  for (const int64_t dim : {72, 256}) check_backward(target(), varlen(dtype(), 4, 2, true, dim));
 }
 
 TEST_P(GpuFeatures, VarlenMqaTorchLayoutPadded) {
-  AttentionCase c = varlen(GetParam(), 4, 1, true, 80);
+  AttentionCase c = varlen(dtype(), 4, 1, true, 80);
   c.layout = Layout::torch;
   c.row_pad = 8;
-  check_backward(cuda_target(), c);
+  check_backward(target(), c);
 }
 
 TEST_P(GpuFeatures, VarlenQueriesWithoutKeys) {
   AttentionCase c;
-  c.dtype = GetParam();
+  c.dtype = dtype();
   c.seqlens_q = {4, 9, 3};
   c.seqlens_k = {6, 0, 2};
   c.heads = c.heads_kv = 2;
   c.head_dim = 64;
-  check_backward(cuda_target(), c);
+  check_backward(target(), c);
 }
 
 TEST_P(GpuFeatures, CausalAlignment) {
   for (const auto& [nq, nk] : {std::pair<int64_t, int64_t>{50, 130}, {111, 111}, {130, 50},
                                {300, 1}, {1, 300}}) {
-    AttentionCase c = dense(GetParam(), nq, nk, 64);
+    AttentionCase c = dense(dtype(), nq, nk, 64);
     c.causal = true;
-    check_backward(cuda_target(), c);
+    check_backward(target(), c);
   }
 }
 
 TEST_P(GpuFeatures, LayoutsAndPaddedStrides) {
   for (const Layout layout : {Layout::flash, Layout::torch}) {
     for (const int64_t pad : {0, 8, 24}) {
-      AttentionCase c = dense(GetParam(), 100, 120, 72);
+      AttentionCase c = dense(dtype(), 100, 120, 72);
       c.layout = layout;
       c.row_pad = pad;
       c.causal = pad == 8;
-      check_backward(cuda_target(), c);
+      check_backward(target(), c);
     }
   }
 }
 
 TEST_P(GpuFeatures, SoftmaxScale) {
   for (const float scale : {0.3f, 1.7f}) {
-    AttentionCase c = dense(GetParam(), 65, 80, 32);
+    AttentionCase c = dense(dtype(), 65, 80, 32);
     c.softmax_scale = scale;
-    check_backward(cuda_target(), c);
+    check_backward(target(), c);
   }
 }
 
 TEST_P(GpuFeatures, SmallHeadDims) {
   for (const int64_t dim : {8, 16, 24, 48, 56, 112, 136, 192, 200, 248}) {
-    check_backward(cuda_target(), dense(GetParam(), 67, 93, dim));
+    check_backward(target(), dense(dtype(), 67, 93, dim));
   }
 }
 
 TEST_P(GpuFeatures, ForwardWithoutLse) {
   for (const bool causal : {false, true}) {
-    AttentionCase c = dense(GetParam(), 90, 70, 96);
+    AttentionCase c = dense(dtype(), 90, 70, 96);
     c.causal = causal;
     c.with_lse = false;
-    check_forward(cuda_target(), c);
+    check_forward(target(), c);
   }
 }
 
 TEST_P(GpuFeatures, ManyHeadsGrid) {
   // batch x heads past 65,535: the grid folds them into x.
-  AttentionCase c = dense(GetParam(), 3, 5, 32);
+  AttentionCase c = dense(dtype(), 3, 5, 32);
   c.batch = 300;
   c.heads = c.heads_kv = 224;
-  check_backward(cuda_target(), c);
+  check_backward(target(), c);
 }
 
 TEST_P(GpuFeatures, AutomaticBackendPicksCuda) {
-  Target target = cuda_target();
-  target.backend = Backend::automatic;
-  check_backward(target, dense(GetParam(), 33, 45, 64));
+  Target automatic = target();
+  automatic.backend = automatic.backward_backend = Backend::automatic;
+  check_backward(automatic, dense(dtype(), 33, 45, 64));
 }
 
-INSTANTIATE_TEST_SUITE_P(Cuda, GpuFeatures, ::testing::Values(DType::bf16, DType::f16),
-                         [](const auto& point) { return std::string(to_string(point.param)); });
+INSTANTIATE_TEST_SUITE_P(Cuda, GpuFeatures, dtype_kernel_values(), dtype_kernel_name);
 
 class GpuErrors : public GpuTest<> {};
 
@@ -174,23 +179,101 @@ TEST_F(GpuErrors, UnalignedStridesAreRejected) {
   EXPECT_NE(what.find("multiples of 8"), std::string::npos) << what;
 }
 
-/// Small, fast cases for compute-sanitizer: every kernel, masks, varlen and GQA.
-class GpuSanitize : public GpuTest<> {};
+/// The Hopper-specific choices: automatic dispatch, and errors when sm90 is forced where it does
+/// not apply.
+class GpuSm90Dispatch : public GpuTest<> {
+ protected:
+  void SetUp() override {
+    const std::string why = kernel_unavailable(CudaKernel::sm90);
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
 
-TEST_F(GpuSanitize, DenseCausalGqa) {
+  /// Forward arguments over cudaMalloc'ed [1, 16, 2, dim] tensors of `dtype`.
+  ForwardArgs args(DType dtype, int64_t dim) {
+    const std::size_t bytes = 16 * 2 * dim * 4;
+    for (void*& buffer : buffers_) {
+      if (cudaMalloc(&buffer, bytes) != cudaSuccess) throw std::runtime_error("cudaMalloc");
+    }
+    ForwardArgs a;
+    a.q = contiguous_view(buffers_[0], dtype, {1, 16, 2, dim}, Device::cuda);
+    a.k = contiguous_view(buffers_[1], dtype, {1, 16, 2, dim}, Device::cuda);
+    a.v = contiguous_view(buffers_[2], dtype, {1, 16, 2, dim}, Device::cuda);
+    a.out = contiguous_view(buffers_[3], dtype, {1, 16, 2, dim}, Device::cuda);
+    return a;
+  }
+
+  void TearDown() override {
+    for (void* buffer : buffers_) cudaFree(buffer);
+  }
+
+ private:
+  void* buffers_[4] = {};
+};
+
+TEST_F(GpuSm90Dispatch, AutomaticForwardPicksSm90) {
+  for (const int64_t dim : {40, 64, 80, 128, 160, 256}) {
+    EXPECT_EQ(selected_backend(args(DType::bf16, dim)), Backend::cuda_sm90) << "head dim " << dim;
+    TearDown();
+  }
+}
+
+TEST_F(GpuSm90Dispatch, ForcedSm90RejectsFloat32) {
+  ForwardArgs a = args(DType::f32, 64);
+  a.backend = Backend::cuda_sm90;
+  try {
+    forward(a);
+    ADD_FAILURE() << "forward with f32 on sm90 did not throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("backend is cuda-sm90 but the sm90 forward supports f16 "
+                                         "and bf16"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(GpuSm90Dispatch, ForcedSm90BackwardIsRejected) {
+  AttentionCase c = dense(DType::bf16, 8, 8, 64);
+  Target target = cuda_target(CudaKernel::sm90);
+  target.backward_backend = Backend::cuda_sm90;
+  std::mt19937_64 rng(test_seed());
+  AttentionRun run(target, c, draw_inputs(c, rng));
+  run.forward();
+  try {
+    run.backward();
+    ADD_FAILURE() << "backward forced onto sm90 did not throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no backward kernel"), std::string::npos) << e.what();
+  }
+}
+
+/// Small, fast cases for compute-sanitizer: every kernel, masks, varlen and GQA.
+class GpuSanitize : public ::testing::TestWithParam<CudaKernel> {
+ protected:
+  void SetUp() override {
+    const std::string why = kernel_unavailable(GetParam());
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+};
+
+TEST_P(GpuSanitize, DenseCausalGqa) {
   AttentionCase c = dense(DType::bf16, 130, 77, 64);
   c.heads = 4;
   c.causal = true;
-  check_backward(cuda_target(), c);
+  check_backward(cuda_target(GetParam()), c);
 }
 
-TEST_F(GpuSanitize, VarlenTorchLayout) {
+TEST_P(GpuSanitize, VarlenTorchLayout) {
   AttentionCase c = varlen(DType::f16, 2, 1, true, 80);
   c.layout = Layout::torch;
-  check_backward(cuda_target(), c);
+  check_backward(cuda_target(GetParam()), c);
 }
 
-TEST_F(GpuSanitize, LargeHeadDim) { check_backward(cuda_target(), dense(DType::bf16, 70, 140, 256)); }
+TEST_P(GpuSanitize, LargeHeadDim) {
+  check_backward(cuda_target(GetParam()), dense(DType::bf16, 70, 140, 256));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, GpuSanitize, ::testing::Values(CudaKernel::sm80, CudaKernel::sm90),
+                         [](const auto& point) { return std::string(to_string(point.param)); });
 
 }  // namespace
 }  // namespace flashvision::testing

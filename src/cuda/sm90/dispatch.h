@@ -1,0 +1,12 @@
+// Picks the compiled sm90 forward instantiation for a (dtype, head-dim bucket).
+#pragma once
+
+#include "cuda/sm90/params.h"
+#include "flashvision/tensor.h"
+
+namespace flashvision::detail::sm90 {
+
+/// Forward for a f16/bf16 problem in a bucket this build compiled (FLASHVISION_HEAD_DIMS).
+void forward(DType dtype, int bucket, const FwdParams& params, void* stream);
+
+}  // namespace flashvision::detail::sm90

@@ -1,0 +1,13 @@
+// Host-side entry point of the compiled sm90 forward instantiations (one per dtype and bucket).
+#pragma once
+
+#include "cuda/sm90/params.h"
+#include "flashvision/tensor.h"
+
+namespace flashvision::detail::sm90 {
+
+/// Queues the forward kernel for bucket kHeadDim on `stream` (a cudaStream_t).
+template <DType kDType, int kHeadDim>
+void run_fwd(const FwdParams& params, void* stream);
+
+}  // namespace flashvision::detail::sm90

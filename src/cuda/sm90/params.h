@@ -1,0 +1,24 @@
+// Kernel parameters of the sm90 forward, filled once on the host from a validated Problem.
+#pragma once
+
+#include <cuda.h>
+
+#include "cuda/sm80/params.h"
+
+namespace flashvision::detail::sm90 {
+
+/// Forward parameters: the sm80 geometry plus TMA descriptors of Q, K and V. The tensor maps
+/// address [sequence][row][head][dim] with the real head dim as the innermost extent, so the
+/// padded columns of a bucket and rows past the tensor arrive as zeros.
+struct FwdParams {
+  sm80::ShapeParams shape;
+  sm80::TensorParams out;
+  float* lse = nullptr;  ///< optional; addressed by (seq, head, row) strides below
+  int64_t lse_seq_stride = 0, lse_head_stride = 0, lse_row_stride = 0;
+  int num_m_blocks = 0;
+  CUtensorMap tmap_q;  ///< box: one swizzle panel x kBlockM rows
+  CUtensorMap tmap_k;  ///< box: one swizzle panel x kBlockN rows
+  CUtensorMap tmap_v;
+};
+
+}  // namespace flashvision::detail::sm90

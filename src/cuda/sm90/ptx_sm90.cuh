@@ -1,0 +1,118 @@
+// Wrappers over the Hopper (sm_90a) instructions the sm90 kernels are built from: mbarriers, TMA
+// tensor loads, wgmma bookkeeping (fence, commit, wait), shared-memory matrix descriptors,
+// setmaxnreg and named barriers. The wgmma instructions themselves are in wgmma_ops.cuh
+// (generated). Facts and sources: shared/HOPPER.md.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace flashvision::detail::sm90 {
+
+// ---- mbarrier --------------------------------------------------------------------------------
+
+__device__ __forceinline__ void mbarrier_init(uint32_t bar, uint32_t arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(arrivals));
+}
+
+/// Makes barrier initialization visible to the async proxy (TMA) and the other threads.
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+/// One arrival that also announces `bytes` of TMA transactions the phase must wait for.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
+               "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+/// Blocks until the phase of parity `parity` has completed. A fresh barrier is in phase 0, so
+/// waiting on parity 1 returns at once: producers start there to find every slot free.
+__device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (done == 0);
+}
+
+// ---- TMA -------------------------------------------------------------------------------------
+
+__device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+/// Loads the box at coordinates (c0 innermost .. c3) of a rank-4 tensor map into shared memory at
+/// `dst`, completing `bytes` of transactions on `bar`. Out-of-range elements are zero-filled.
+__device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap* map, int c0, int c1,
+                                            int c2, int c3, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+      "[%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+      : "memory");
+}
+
+// ---- wgmma bookkeeping -----------------------------------------------------------------------
+
+/// Orders register writes (accumulators, A fragments) before the wgmma that follow.
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+/// Waits until at most kPending committed wgmma groups of this warpgroup are in flight.
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+
+/// Keeps the compiler from moving reads or writes of accumulator registers across a wgmma
+/// wait: the asynchronous instruction writes them behind its back.
+template <int kCount>
+__device__ __forceinline__ void fence_registers(float (&regs)[kCount]) {
+#pragma unroll
+  for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(regs[i])::"memory");
+}
+
+/// Shared-memory matrix descriptor (PTX ISA 9.7.15.5.1.2.2): start address, leading and stride
+/// byte offsets (all stored >> 4) and the swizzle mode (1 = 128 B, 2 = 64 B, 3 = 32 B).
+__device__ __forceinline__ uint64_t smem_descriptor(uint32_t addr, uint32_t leading_bytes,
+                                                    uint32_t stride_bytes, uint32_t swizzle_mode) {
+  return static_cast<uint64_t>((addr & 0x3FFFFu) >> 4) |
+         (static_cast<uint64_t>(leading_bytes >> 4) << 16) |
+         (static_cast<uint64_t>(stride_bytes >> 4) << 32) |
+         (static_cast<uint64_t>(swizzle_mode) << 62);
+}
+
+// ---- warp roles --------------------------------------------------------------------------------
+
+/// Lowers (kInc false) or raises this warpgroup's register budget; all its warps execute it.
+template <int kRegisters, bool kInc>
+__device__ __forceinline__ void set_max_registers() {
+  if constexpr (kInc) {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+  } else {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+  }
+}
+
+/// Barrier among `threads` threads on hardware barrier `id` (id 0 is __syncthreads').
+__device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+}  // namespace flashvision::detail::sm90

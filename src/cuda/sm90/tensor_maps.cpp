@@ -1,0 +1,88 @@
+// The driver's cuTensorMapEncodeTiled is reached through the runtime's entry-point query, so the
+// library does not link libcuda itself.
+#include "cuda/sm90/tensor_maps.h"
+
+#include <cudaTypedefs.h>
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "flashvision/error.h"
+
+namespace flashvision::detail::sm90 {
+namespace {
+
+PFN_cuTensorMapEncodeTiled_v12000 load_encode_function() {
+  void* function = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  const cudaError_t status = cudaGetDriverEntryPointByVersion(
+      "cuTensorMapEncodeTiled", &function, 12000, cudaEnableDefault, &found);
+  if (status != cudaSuccess || found != cudaDriverEntryPointSuccess || function == nullptr) {
+    throw Error("sm90: the CUDA driver does not provide cuTensorMapEncodeTiled (" +
+                std::string(cudaGetErrorString(status)) + ")");
+  }
+  return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
+}
+
+PFN_cuTensorMapEncodeTiled_v12000 encode_function() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 function = load_encode_function();
+  return function;
+}
+
+CUtensorMapSwizzle swizzle_mode(int bytes) {
+  switch (bytes) {
+    case 128: return CU_TENSOR_MAP_SWIZZLE_128B;
+    case 64: return CU_TENSOR_MAP_SWIZZLE_64B;
+    case 32: return CU_TENSOR_MAP_SWIZZLE_32B;
+    default: throw Error("sm90: no TMA swizzle of " + std::to_string(bytes) + " bytes");
+  }
+}
+
+/// Byte stride of a dimension for the map. A dimension of extent 1 is never stepped along, but
+/// the driver still wants a non-zero multiple of 16, so it gets the distance past the last element.
+uint64_t map_stride(int64_t extent, int64_t stride_elems, uint64_t past_end) {
+  return extent == 1 ? past_end : static_cast<uint64_t>(stride_elems) * 2;
+}
+
+}  // namespace
+
+const char* tensor_map_problem(const OperandGeometry& g) {
+  const int64_t extents[3] = {g.rows, g.heads, g.seqs};
+  const int64_t strides[3] = {g.row_stride, g.head_stride, g.seq_stride};
+  for (int i = 0; i < 3; ++i) {
+    if (extents[i] > 1 && strides[i] <= 0) return "a broadcast (zero) or negative stride";
+    if (extents[i] > 1 && (strides[i] * 2) % 16 != 0) return "a stride that is not 16-byte aligned";
+  }
+  return nullptr;
+}
+
+CUtensorMap make_tensor_map(const OperandGeometry& g, int box_cols, int box_rows,
+                            int swizzle_bytes) {
+  const uint64_t last = static_cast<uint64_t>((g.rows - 1) * g.row_stride +
+                                              (g.heads - 1) * g.head_stride +
+                                              (g.seqs - 1) * g.seq_stride + g.head_dim);
+  const uint64_t past_end = (last * 2 + 15) / 16 * 16;
+  cuuint64_t dims[4] = {static_cast<cuuint64_t>(g.head_dim), static_cast<cuuint64_t>(g.rows),
+                        static_cast<cuuint64_t>(g.heads), static_cast<cuuint64_t>(g.seqs)};
+  cuuint64_t strides[3] = {map_stride(g.rows, g.row_stride, past_end),
+                           map_stride(g.heads, g.head_stride, past_end),
+                           map_stride(g.seqs, g.seq_stride, past_end)};
+  cuuint32_t box[4] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows), 1, 1};
+  cuuint32_t element_strides[4] = {1, 1, 1, 1};
+  CUtensorMap map{};
+  const CUresult result = encode_function()(
+      &map,
+      g.dtype == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+      4, const_cast<void*>(g.data), dims, strides, box, element_strides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle_mode(swizzle_bytes), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (result != CUDA_SUCCESS) {
+    throw Error("sm90: cuTensorMapEncodeTiled rejected a tensor map (CUresult " +
+                std::to_string(static_cast<int>(result)) + ", dims " + std::to_string(g.head_dim) +
+                "x" + std::to_string(g.rows) + "x" + std::to_string(g.heads) + "x" +
+                std::to_string(g.seqs) + ")");
+  }
+  return map;
+}
+
+}  // namespace flashvision::detail::sm90
