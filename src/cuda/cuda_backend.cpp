@@ -97,6 +97,7 @@ struct DeviceInfo {
   int major = 0;
   int minor = 0;
   int smem_optin = 0;  ///< shared memory a block may opt into, bytes
+  int sm_count = 0;    ///< streaming multiprocessors (persistent grids)
 };
 
 DeviceInfo device_info(int device) {
@@ -109,6 +110,7 @@ DeviceInfo device_info(int device) {
   cudaDeviceGetAttribute(&info.major, cudaDevAttrComputeCapabilityMajor, device);
   cudaDeviceGetAttribute(&info.minor, cudaDevAttrComputeCapabilityMinor, device);
   cudaDeviceGetAttribute(&info.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  cudaDeviceGetAttribute(&info.sm_count, cudaDevAttrMultiProcessorCount, device);
   cache.emplace(device, info);
   return info;
 }
@@ -349,6 +351,8 @@ void cuda_forward_sm90(const Problem& p) {
   params.lse_row_stride = p.lse.row_stride;
   params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, tile.block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
+  params.num_tiles = static_cast<int>(params.num_m_blocks * p.batch * p.heads);
+  params.grid_ctas = std::min(params.num_tiles, std::max(1, device_info(p.device_index).sm_count));
   const int swizzle = sm90::swizzle_bytes(bucket);
   params.tmap_q = sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);
   params.tmap_k = sm90::make_tensor_map(geometry(p, p.k, true), swizzle / 2, tile.block_n, swizzle);

@@ -29,6 +29,16 @@ struct OnlineSoftmax {
   template <int kNTiles, int kDTiles>
   __device__ __forceinline__ void update(float (&scores)[kMTiles][kNTiles][4],
                                          float (&out)[kMTiles][kDTiles][4], float scale_log2) {
+    float correction[kMTiles][2];
+    update_scores(scores, scale_log2, correction);
+    rescale(out, correction);
+  }
+
+  /// The part of update() that leaves `out` alone (a kernel whose P V is still in flight rescales
+  /// it later): returns each row's factor exp(scale * (old max - new max)) in `correction`.
+  template <int kNTiles>
+  __device__ __forceinline__ void update_scores(float (&scores)[kMTiles][kNTiles][4],
+                                                float scale_log2, float (&correction)[kMTiles][2]) {
 #pragma unroll
     for (int m = 0; m < kMTiles; ++m) {
 #pragma unroll
@@ -43,9 +53,9 @@ struct OnlineSoftmax {
         // A row that has seen only masked keys keeps max -inf; subtracting 0 instead keeps every
         // exponent -inf (probability 0) rather than NaN.
         const float max_scaled = block_max == -INFINITY ? 0.0f : block_max * scale_log2;
-        const float correction = ptx::exp2_approx(row_max[m][half] * scale_log2 - max_scaled);
+        correction[m][half] = ptx::exp2_approx(row_max[m][half] * scale_log2 - max_scaled);
         row_max[m][half] = block_max;
-        float sum = row_sum[m][half] * correction;
+        float sum = row_sum[m][half] * correction[m][half];
 #pragma unroll
         for (int n = 0; n < kNTiles; ++n) {
 #pragma unroll
@@ -56,11 +66,22 @@ struct OnlineSoftmax {
           }
         }
         row_sum[m][half] = sum;
+      }
+    }
+  }
+
+  /// Multiplies each row of `out` by its correction factor.
+  template <int kDTiles>
+  __device__ __forceinline__ static void rescale(float (&out)[kMTiles][kDTiles][4],
+                                                 const float (&correction)[kMTiles][2]) {
 #pragma unroll
-        for (int d = 0; d < kDTiles; ++d) {
-          out[m][d][2 * half] *= correction;
-          out[m][d][2 * half + 1] *= correction;
-        }
+    for (int m = 0; m < kMTiles; ++m) {
+#pragma unroll
+      for (int d = 0; d < kDTiles; ++d) {
+        out[m][d][0] *= correction[m][0];
+        out[m][d][1] *= correction[m][0];
+        out[m][d][2] *= correction[m][1];
+        out[m][d][3] *= correction[m][1];
       }
     }
   }

@@ -16,6 +16,8 @@ struct FwdParams {
   float* lse = nullptr;  ///< optional; addressed by (seq, head, row) strides below
   int64_t lse_seq_stride = 0, lse_head_stride = 0, lse_row_stride = 0;
   int num_m_blocks = 0;
+  int num_tiles = 0;  ///< num_m_blocks x heads x sequences
+  int grid_ctas = 0;  ///< persistent CTAs: min(num_tiles, SMs)
   CUtensorMap tmap_q;  ///< box: one swizzle panel x kBlockM rows
   CUtensorMap tmap_k;  ///< box: one swizzle panel x kBlockN rows
   CUtensorMap tmap_v;

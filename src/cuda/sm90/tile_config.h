@@ -42,8 +42,8 @@ constexpr FwdTile fwd_tile(int bucket) {
 inline constexpr int kConsumerWarpgroups = 2;
 inline constexpr int kThreads = (kConsumerWarpgroups + 1) * 128;
 
-/// Bytes of the 8-byte mbarriers: Q full, and per stage K full, V full, K empty, V empty.
-constexpr std::size_t barrier_bytes(int stages) { return 8 * (1 + 4 * stages); }
+/// Bytes of the 8-byte mbarriers: Q full and empty, and per stage K full, V full, K empty, V empty.
+constexpr std::size_t barrier_bytes(int stages) { return 8 * (2 + 4 * stages); }
 
 /// Dynamic shared memory of the forward: Q, the K and V stages, the barriers, and 1 KiB of slack
 /// to align the swizzled tiles to 1024 bytes (the 128-byte swizzle pattern's period).

@@ -1,0 +1,231 @@
+// A consumer warpgroup of the sm90 forward: 64 query rows of each tile against the key blocks of
+// the ring. Within a warpgroup the softmax of block j overlaps the GEMMs that follow it: S' = Q K
+// of block j+1 and O += P V of block j are issued together, S' is waited for first, and its
+// softmax runs while P V is still on the tensor cores. Between the two warpgroups a ping-pong
+// barrier lets only one issue GEMMs at a time, so one's softmax hides behind the other's GEMMs.
+#pragma once
+
+#include <cmath>
+
+#include "cuda/common/online_softmax.cuh"
+#include "cuda/common/ptx.cuh"
+#include "cuda/common/score_mask.cuh"
+#include "cuda/common/warp_gemm.cuh"
+#include "cuda/sm90/fwd_traits.cuh"
+#include "cuda/sm90/ptx_sm90.cuh"
+#include "cuda/sm90/wgmma_ops.cuh"
+
+namespace flashvision::detail::sm90 {
+
+/// S = Q K^T for one warpgroup's 64 rows: both operands K-major, one wgmma per 16 columns of D.
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void gemm_qk(float (&acc)[FwdTraits<kHeadDim>::kBlockN / 2],
+                                        uint32_t q_rows, uint32_t k_tile) {
+  using Tr = FwdTraits<kHeadDim>;
+  constexpr uint32_t kGroupBytes = 8 * Tr::kSwizzle;  // 8 rows of a panel: one swizzle atom
+#pragma unroll
+  for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+    const int col = kk * 16;
+    const uint32_t within = (col % Tr::kPanelCols) * 2;
+    const uint32_t panel = col / Tr::kPanelCols;
+    const uint64_t desc_q = smem_descriptor(q_rows + panel * Tr::kBlockM * Tr::kSwizzle + within,
+                                            16, kGroupBytes, Tr::kSwizzleMode);
+    const uint64_t desc_k = smem_descriptor(k_tile + panel * Tr::kBlockN * Tr::kSwizzle + within,
+                                            16, kGroupBytes, Tr::kSwizzleMode);
+    wgmma_ss<T, Tr::kBlockN>(acc, desc_q, desc_k, kk > 0 ? 1u : 0u);
+  }
+}
+
+/// O += P V: P from registers (k16 slices of the probability block), V MN-major: its leading
+/// byte offset steps between column panels, its stride byte offset between 8-key groups.
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void gemm_pv(
+    float (&acc)[kHeadDim / 2], const uint32_t (&p_frag)[FwdTraits<kHeadDim>::kBlockN / 16][4],
+    uint32_t v_tile) {
+  using Tr = FwdTraits<kHeadDim>;
+#pragma unroll
+  for (int j = 0; j < Tr::kBlockN / 16; ++j) {
+    const uint64_t desc_v = smem_descriptor(v_tile + j * 16 * Tr::kSwizzle,
+                                            Tr::kBlockN * Tr::kSwizzle, 8 * Tr::kSwizzle,
+                                            Tr::kSwizzleMode);
+    wgmma_rs_mn<T, kHeadDim>(acc, p_frag[j], desc_v, 1u);
+  }
+}
+
+/// Turn-taking of the two consumer warpgroups for issuing GEMMs (hardware barriers 1 and 2).
+class PingPong {
+ public:
+  __device__ explicit PingPong(int consumer) : consumer_(consumer) {}
+  /// The second warpgroup lets the first go first.
+  __device__ void start() const {
+    if (consumer_ == 1) arrive(0);
+  }
+  __device__ void wait_turn() const { named_barrier_sync(1 + consumer_, 256); }
+  __device__ void pass_turn() const { arrive(1 - consumer_); }
+
+ private:
+  __device__ static void arrive(int consumer) {
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(1 + consumer), "r"(256) : "memory");
+  }
+  int consumer_;
+};
+
+/// Writes this warpgroup's rows of O (normalized) and their LSE.
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void store_output(const FwdParams& p, const WorkTile& w, int row0,
+                                             const float (&acc_o)[1][kHeadDim / 8][4],
+                                             const float (&inv_sum)[1][2],
+                                             const float (&lse)[1][2], int lane) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int row = row0 + lane / 4 + half * 8;
+    if (row >= w.rows.q_len) continue;
+    T* out_row = operand_at<T>(p.out, w.seq, w.rows.q_begin + row, w.head);
+#pragma unroll
+    for (int d = 0; d < kHeadDim / 8; ++d) {
+      const int col = d * 8 + 2 * (lane % 4);
+      if (d * 8 < p.shape.head_dim) {
+        *reinterpret_cast<uint32_t*>(out_row + col) =
+            ptx::pack2<T>(acc_o[0][d][2 * half] * inv_sum[0][half],
+                          acc_o[0][d][2 * half + 1] * inv_sum[0][half]);
+      }
+    }
+    if (p.lse != nullptr && lane % 4 == 0) {
+      p.lse[w.seq * p.lse_seq_stride + w.head * p.lse_head_stride +
+            (w.rows.q_begin + row) * p.lse_row_stride] = lse[0][half];
+    }
+  }
+}
+
+/// Per-tile state of a consumer warpgroup and the steps of its loop.
+template <typename T, int kHeadDim>
+struct Consumer {
+  using Tr = FwdTraits<kHeadDim>;
+  static constexpr int kBlockN = Tr::kBlockN;
+
+  const FwdParams& p;
+  const SmemLayout<kHeadDim>& smem;
+  const PingPong& turns;
+  int consumer, warp, lane;
+
+  // Accumulators in the mma tile layout ([1][columns / 8][4]) so that the softmax, mask and
+  // fragment conversion of the sm80 path apply; the wgmma wrappers see them as flat arrays.
+  float acc_o[1][kHeadDim / 8][4];
+  float acc_s[1][kBlockN / 8][4];
+  uint32_t p_frag[1][kBlockN / 16][4];
+  OnlineSoftmax<1> softmax;
+
+  __device__ float (&o_flat())[kHeadDim / 2] { return reinterpret_cast<float(&)[kHeadDim / 2]>(acc_o); }
+  __device__ float (&s_flat())[kBlockN / 2] { return reinterpret_cast<float(&)[kBlockN / 2]>(acc_s); }
+
+  /// Masks (where needed) and folds the scores of the key block starting at n0 into the softmax;
+  /// `correction` receives the factors O must still be multiplied by.
+  __device__ void scores_to_probabilities(const WorkTile& w, int n0, float (&correction)[1][2]) {
+    const int row0 = w.m0 + consumer * 64;
+    const bool needs_mask = n0 + kBlockN > w.rows.k_len ||
+                            (p.shape.causal &&
+                             n0 + kBlockN - 1 > row0 + w.rows.k_len - w.rows.q_len);
+    if (needs_mask) {
+      mask_scores(acc_s, row0 + warp * 16, n0, w.rows.q_len, w.rows.k_len, p.shape.causal, lane);
+    }
+    softmax.update_scores(acc_s, p.shape.scale_log2, correction);
+  }
+
+  /// One tile: its rows against all its key blocks, then the epilogue.
+  __device__ void run(const WorkTile& w, RingPosition<Tr::kStages>& ring, int& q_round) {
+    clear(acc_o);
+    softmax.init();
+    if (w.n_blocks > 0) run_blocks(w, ring, q_round);
+    float inv_sum[1][2], lse[1][2];
+    softmax.finalize(p.shape.scale, inv_sum, lse);
+    store_output<T, kHeadDim>(p, w, w.m0 + consumer * 64 + warp * 16, acc_o, inv_sum, lse, lane);
+  }
+
+  __device__ void run_blocks(const WorkTile& w, RingPosition<Tr::kStages>& ring, int& q_round) {
+    const uint32_t q_rows = smem.q() + consumer * 64 * Tr::kSwizzle;
+    mbarrier_wait(smem.q_full(), q_round & 1);
+    ++q_round;
+
+    // Prologue: S of the first block alone.
+    int stage = ring.stage();
+    mbarrier_wait(smem.k_full(stage), ring.parity());
+    turns.wait_turn();
+    fence_registers(s_flat());
+    wgmma_fence();
+    gemm_qk<T, kHeadDim>(s_flat(), q_rows, smem.k(stage));
+    wgmma_commit();
+    turns.pass_turn();
+    wgmma_wait<0>();
+    fence_registers(s_flat());
+    release(smem.k_empty(stage));
+    if (w.n_blocks == 1) release(smem.q_empty());
+    float correction[1][2];
+    scores_to_probabilities(w, (w.n_blocks - 1) * kBlockN, correction);
+    acc_to_a_frags<T>(p_frag, acc_s);
+
+    for (int j = 1; j < w.n_blocks; ++j) {
+      RingPosition<Tr::kStages> next{ring.index + 1};
+      const int next_stage = next.stage();
+      mbarrier_wait(smem.k_full(next_stage), next.parity());
+      mbarrier_wait(smem.v_full(stage), ring.parity());
+      turns.wait_turn();
+      fence_registers(s_flat());
+      fence_registers(o_flat());
+      wgmma_fence();
+      gemm_qk<T, kHeadDim>(s_flat(), q_rows, smem.k(next_stage));
+      wgmma_commit();
+      gemm_pv<T, kHeadDim>(o_flat(), p_frag[0], smem.v(stage));
+      wgmma_commit();
+      turns.pass_turn();
+      wgmma_wait<1>();  // S' is ready; P V may still run
+      fence_registers(s_flat());
+      release(smem.k_empty(next_stage));
+      if (j == w.n_blocks - 1) release(smem.q_empty());
+      scores_to_probabilities(w, (w.n_blocks - 1 - j) * kBlockN, correction);
+      wgmma_wait<0>();
+      fence_registers(o_flat());
+      release(smem.v_empty(stage));
+      OnlineSoftmax<1>::rescale(acc_o, correction);
+      acc_to_a_frags<T>(p_frag, acc_s);
+      ring = next;
+      stage = next_stage;
+    }
+
+    // Epilogue GEMM: P V of the last block.
+    mbarrier_wait(smem.v_full(stage), ring.parity());
+    turns.wait_turn();
+    fence_registers(o_flat());
+    wgmma_fence();
+    gemm_pv<T, kHeadDim>(o_flat(), p_frag[0], smem.v(stage));
+    wgmma_commit();
+    turns.pass_turn();
+    wgmma_wait<0>();
+    fence_registers(o_flat());
+    release(smem.v_empty(stage));
+    ++ring.index;
+  }
+
+  /// One arrival per warp once its wgmma have read the slot (the barriers count 8 warps).
+  __device__ void release(uint32_t bar) const {
+    if (lane == 0) mbarrier_arrive(bar);
+  }
+};
+
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void consume(const FwdParams& p, const SmemLayout<kHeadDim>& smem,
+                                        int consumer) {
+  using Tr = FwdTraits<kHeadDim>;
+  const PingPong turns(consumer);
+  turns.start();
+  Consumer<T, kHeadDim> c{p, smem, turns, consumer, (static_cast<int>(threadIdx.x) / 32) % 4,
+                          static_cast<int>(threadIdx.x) % 32};
+  RingPosition<Tr::kStages> ring;
+  int q_round = 0;
+  for (int tile = static_cast<int>(blockIdx.x); tile < p.num_tiles;
+       tile += static_cast<int>(gridDim.x)) {
+    const WorkTile w = locate_work<kHeadDim>(p, tile);
+    if (w.has_rows()) c.run(w, ring, q_round);
+  }
+}
+
+}  // namespace flashvision::detail::sm90

@@ -1,0 +1,55 @@
+// The producer of the sm90 forward: one thread streams, for every tile of its CTA's share of the
+// persistent schedule, Q once and K, V of each key block into the ring with TMA. It runs ahead
+// of the consumers by as many slots as the ring has, also across tiles, so the next tile's loads
+// overlap the current tile's last GEMMs and its epilogue.
+#pragma once
+
+#include "cuda/sm90/fwd_traits.cuh"
+#include "cuda/sm90/ptx_sm90.cuh"
+
+namespace flashvision::detail::sm90 {
+
+/// Issues the TMA loads of one kRows-row tile, one box per column panel, all on `bar`.
+template <int kHeadDim, int kRows>
+__device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap* map, int row, int head,
+                                          int seq_coord, uint32_t bar) {
+  using Tr = FwdTraits<kHeadDim>;
+#pragma unroll
+  for (int panel = 0; panel < Tr::kPanels; ++panel) {
+    tma_load_4d(dst + panel * kRows * Tr::kSwizzle, map, panel * Tr::kPanelCols, row, head,
+                seq_coord, bar);
+  }
+}
+
+template <int kHeadDim>
+__device__ __forceinline__ void produce(const FwdParams& p, const SmemLayout<kHeadDim>& smem) {
+  using Tr = FwdTraits<kHeadDim>;
+  RingPosition<Tr::kStages> ring;
+  int q_round = 0;  // tiles whose Q was loaded: the parity of the Q barriers
+  for (int tile = static_cast<int>(blockIdx.x); tile < p.num_tiles;
+       tile += static_cast<int>(gridDim.x)) {
+    const WorkTile w = locate_work<kHeadDim>(p, tile);
+    // Tiles without rows or keys load nothing (their consumers only write zeros).
+    if (!w.has_rows() || w.n_blocks == 0) continue;
+    mbarrier_wait(smem.q_empty(), (q_round & 1) ^ 1);
+    mbarrier_arrive_expect_tx(smem.q_full(), Tr::kQBytes);
+    load_tile<kHeadDim, Tr::kBlockM>(smem.q(), &p.tmap_q, static_cast<int>(w.rows.q_begin) + w.m0,
+                                     w.head, w.seq_coord, smem.q_full());
+    ++q_round;
+    for (int j = 0; j < w.n_blocks; ++j, ++ring.index) {
+      const int stage = ring.stage();
+      const uint32_t free_parity = ring.parity() ^ 1;
+      const int key_row = static_cast<int>(w.rows.k_begin) + (w.n_blocks - 1 - j) * Tr::kBlockN;
+      mbarrier_wait(smem.k_empty(stage), free_parity);
+      mbarrier_arrive_expect_tx(smem.k_full(stage), Tr::kKvBytes);
+      load_tile<kHeadDim, Tr::kBlockN>(smem.k(stage), &p.tmap_k, key_row, w.head_kv, w.seq_coord,
+                                       smem.k_full(stage));
+      mbarrier_wait(smem.v_empty(stage), free_parity);
+      mbarrier_arrive_expect_tx(smem.v_full(stage), Tr::kKvBytes);
+      load_tile<kHeadDim, Tr::kBlockN>(smem.v(stage), &p.tmap_v, key_row, w.head_kv, w.seq_coord,
+                                       smem.v_full(stage));
+    }
+  }
+}
+
+}  // namespace flashvision::detail::sm90

@@ -1,0 +1,99 @@
+// Geometry shared by the producer and consumers of the sm90 forward: compile-time tile traits,
+// the shared-memory layout, and where a tile of the persistent schedule works.
+#pragma once
+
+#include <cstdint>
+
+#include "cuda/common/tile_io.cuh"
+#include "cuda/sm90/params.h"
+#include "cuda/sm90/tile_config.h"
+
+namespace flashvision::detail::sm90 {
+
+/// Compile-time geometry of the forward kernel for one head-dim bucket.
+template <int kHeadDim>
+struct FwdTraits {
+  static constexpr FwdTile kTile = fwd_tile(kHeadDim);
+  static constexpr int kBlockM = kTile.block_m;
+  static constexpr int kBlockN = kTile.block_n;
+  static constexpr int kStages = kTile.stages;
+  static constexpr int kSwizzle = swizzle_bytes(kHeadDim);
+  static constexpr uint32_t kSwizzleMode = kSwizzle == 128 ? 1 : (kSwizzle == 64 ? 2 : 3);
+  /// A tile is stored as kPanels column panels of rows x kSwizzle bytes (the TMA box and the
+  /// wgmma swizzle atom width).
+  static constexpr int kPanelCols = kSwizzle / 2;
+  static constexpr int kPanels = kHeadDim / kPanelCols;
+  static constexpr uint32_t kQBytes = kBlockM * kHeadDim * 2;
+  static constexpr uint32_t kKvBytes = kBlockN * kHeadDim * 2;
+  static_assert(kBlockM == 64 * kConsumerWarpgroups && kBlockN % 16 == 0);
+  static_assert(kHeadDim % kPanelCols == 0 && kQBytes % 1024 == 0 && kKvBytes % 1024 == 0);
+};
+
+/// Shared-window addresses of the tiles and barriers, from a 1024-byte aligned base.
+template <int kHeadDim>
+struct SmemLayout {
+  using Tr = FwdTraits<kHeadDim>;
+  uint32_t base;
+
+  __device__ uint32_t q() const { return base; }
+  __device__ uint32_t k(int stage) const { return base + Tr::kQBytes + stage * Tr::kKvBytes; }
+  __device__ uint32_t v(int stage) const {
+    return base + Tr::kQBytes + (Tr::kStages + stage) * Tr::kKvBytes;
+  }
+  __device__ uint32_t barrier(int index) const {
+    return base + Tr::kQBytes + 2 * Tr::kStages * Tr::kKvBytes + 8 * index;
+  }
+  __device__ uint32_t q_full() const { return barrier(0); }
+  __device__ uint32_t q_empty() const { return barrier(1); }
+  __device__ uint32_t k_full(int stage) const { return barrier(2 + stage); }
+  __device__ uint32_t v_full(int stage) const { return barrier(2 + Tr::kStages + stage); }
+  __device__ uint32_t k_empty(int stage) const { return barrier(2 + 2 * Tr::kStages + stage); }
+  __device__ uint32_t v_empty(int stage) const { return barrier(2 + 3 * Tr::kStages + stage); }
+};
+
+/// Position in the K/V ring: the producer and every consumer walk the same sequence of key
+/// blocks over all their tiles, so each keeps its own copy of this counter.
+template <int kStages>
+struct RingPosition {
+  int index = 0;
+  __device__ int stage() const { return index % kStages; }
+  /// Parity of the ring round: what a "full" wait expects; a producer's "empty" wait uses the
+  /// opposite so that its first round passes on fresh barriers.
+  __device__ uint32_t parity() const { return static_cast<uint32_t>(index / kStages) & 1u; }
+};
+
+/// One tile of the schedule: a query block of one head of one sequence, and its key blocks.
+struct WorkTile {
+  int m0;        ///< first query row of the block within its sequence
+  int head, head_kv, seq;
+  SeqRange rows;
+  int n_blocks;  ///< key blocks visited, walked from the last down (masked blocks first)
+  int seq_coord; ///< the tensor maps' sequence coordinate (0 in varlen mode: rows are global)
+
+  /// Whether the block has rows to write (varlen sequences shorter than the longest have none).
+  __device__ bool has_rows() const { return m0 < rows.q_len; }
+};
+
+/// The tile with schedule index `tile`. The longest query blocks (most keys under the causal
+/// mask) come first.
+template <int kHeadDim>
+__device__ __forceinline__ WorkTile locate_work(const FwdParams& p, int tile) {
+  using Tr = FwdTraits<kHeadDim>;
+  const sm80::ShapeParams& s = p.shape;
+  WorkTile t;
+  const int m_block = p.num_m_blocks - 1 - tile % p.num_m_blocks;
+  const int bh = tile / p.num_m_blocks;
+  t.head = bh % s.heads;
+  t.seq = bh / s.heads;
+  t.head_kv = t.head / s.group;
+  t.rows = seq_range(s, t.seq);
+  t.m0 = m_block * Tr::kBlockM;
+  // Keys this block can see at all: under the causal mask the last row's limit bounds the rest.
+  int n_end = t.rows.k_len;
+  if (s.causal) n_end = max(0, min(t.rows.k_len, t.m0 + Tr::kBlockM + t.rows.k_len - t.rows.q_len));
+  t.n_blocks = (n_end + Tr::kBlockN - 1) / Tr::kBlockN;
+  t.seq_coord = s.cu_seqlens_q == nullptr ? t.seq : 0;
+  return t;
+}
+
+}  // namespace flashvision::detail::sm90
