@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build (Release, sm_90 only), GPU tests, compute-sanitizer on a small
-# subset, `flashvision bench --device cuda` and the PyTorch SDPA peers on the BENCH.md cases, and
-# the Python package (CUDA build) with its test suite.
+# subset, `flashvision bench --device cuda` on the BENCH.md cases, the Python package (CUDA build)
+# with its test suite, and the PyTorch SDPA peers on the same cases (`python3 -m flashvision.bench`
+# restricted to the sdpa-* implementations).
 # Logs and JSON go to $OUT (default /tmp/fv-gpu-check-out), 8 files at most: build.log, tests.log,
 # sanitizer.log, bench.log, bench_flashvision.json, bench_peers.json, python.log, summary.txt.
 # A short table is printed last.
 #
-# Environment: FV_STAGES (default "build tests sanitizer bench peers python"), FV_BUILD_DIR,
+# Environment: FV_STAGES (default "build tests sanitizer bench python peers"), FV_BUILD_DIR,
 # FV_JOBS, FV_HEAD_DIMS (restrict buckets of the main build), FV_BENCH_CASES / FV_PEER_CASES
 # (space-separated case names; default all), FV_BENCH_BUDGET / FV_PEER_BUDGET (seconds per
 # measurement), FV_PEER_IMPLS (default "sdpa-flash sdpa-cudnn"), FV_PY_HEAD_DIMS (buckets of the
 # Python build; default those tests/python needs), FV_CPU_TESTS=1 to also run ctest -L cpu.
 # Every stage has a timeout (FV_*_TIMEOUT). All stages together can pass a 10-minute limit per
 # command: then run them in calls that keep the machine (and $FV_BUILD_DIR) warm, e.g.
-# FV_STAGES="build tests sanitizer", then "bench peers" (the table needs both), then "python".
+# FV_STAGES="build tests sanitizer", then "python", then "bench peers" (the table needs both).
+# Stages run in the default order whatever the order in FV_STAGES. The peers stage runs
+# `python3 -m flashvision.bench`, so it needs the flashvision package (with only sdpa-* impls it
+# runs none of flashvision's kernels): it uses the python stage's install in /tmp/fv-python when
+# there is one (python runs before peers; a warm machine keeps it between calls), and otherwise
+# first installs a CPU-only build into /tmp/fv-peers-python (a minute or two; build cached).
 # Googletest: the system's, else sources in .gpu-deps/googletest (carried by the device tool).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -21,7 +27,8 @@ OUT=${OUT:-/tmp/fv-gpu-check-out}
 mkdir -p "$OUT"
 BUILD=${FV_BUILD_DIR:-/tmp/fv-build}
 JOBS=${FV_JOBS:-16}
-STAGES=${FV_STAGES:-build tests sanitizer bench peers python}
+STAGES=${FV_STAGES:-build tests sanitizer bench python peers}
+pysite=/tmp/fv-python  # the python stage's install of the package (CUDA build)
 export PATH=/usr/local/cuda/bin:$PATH
 summary=$OUT/summary.txt
 : >"$summary"
@@ -50,7 +57,7 @@ if has_stage build; then
   # -k 0: a broken tool or CPU test must not stop the library and GPU tests from building.
   cmake --build "$BUILD" -j"$JOBS" -- -k 0 >>"$OUT/build.log" 2>&1
   build_rc=$?
-  grep -E "spill|error" "$OUT/build.log" | grep -v " 0 bytes spill" | head -20 >>"$summary"
+  grep -E "spill|error|C75" "$OUT/build.log" | grep -v " 0 bytes spill" | head -20 >>"$summary"
   note "build rc=$build_rc ($(elapsed))"
 fi
 
@@ -68,7 +75,7 @@ fi
 if has_stage sanitizer; then
   for tool in memcheck racecheck; do
     timeout "${FV_SANITIZER_TIMEOUT:-90}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
-      "$BUILD/bin/flashvision_gpu_tests" --gtest_filter='GpuSanitize.*' >>"$OUT/sanitizer.log" 2>&1
+      "$BUILD/bin/flashvision_gpu_tests" --gtest_filter='*GpuSanitize*' >>"$OUT/sanitizer.log" 2>&1
     note "compute-sanitizer $tool rc=$? : $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1) ($(elapsed))"
   done
 fi
@@ -85,21 +92,9 @@ if has_stage bench; then
   note "flashvision bench rc=$? ($(elapsed))"
 fi
 
-if has_stage peers; then
-  cases=()
-  for c in ${FV_PEER_CASES:-}; do cases+=(--case "$c"); done
-  impls=()
-  for i in ${FV_PEER_IMPLS:-sdpa-flash sdpa-cudnn}; do impls+=(--impl "$i"); done
-  PYTHONUNBUFFERED=1 timeout "${FV_PEER_TIMEOUT:-200}" python3 bench/peers/sdpa_peers.py --backward \
-    --budget "${FV_PEER_BUDGET:-0.3}" --json "$OUT/bench_peers.json" "${cases[@]}" "${impls[@]}" \
-    >>"$OUT/bench.log" 2>&1
-  note "sdpa_peers rc=$? ($(elapsed))"
-fi
-
 if has_stage python; then
   # A CUDA build of the package into its own folder (the system site stays as it is), with the
   # head-dim buckets the CUDA tests use: 40 (bucket 48), 64, 80, 128 and 256.
-  pysite=/tmp/fv-python
   rm -rf "$pysite"
   FLASHVISION_CUDA=ON CMAKE_BUILD_PARALLEL_LEVEL=$JOBS timeout "${FV_PY_BUILD_TIMEOUT:-420}" \
     python3 -m pip install --no-build-isolation --no-deps --target "$pysite" . \
@@ -110,6 +105,26 @@ if has_stage python; then
   PYTHONPATH=$pysite timeout "${FV_PY_TEST_TIMEOUT:-300}" python3 -m pytest tests/python -q -x \
     -p no:cacheprovider >>"$OUT/python.log" 2>&1
   note "pytest tests/python rc=$? : $(grep -E '(passed|failed|error|skipped)' "$OUT/python.log" | tail -1) ($(elapsed))"
+fi
+
+if has_stage peers; then
+  peersite=$pysite
+  if [ ! -d "$pysite/flashvision" ]; then
+    peersite=/tmp/fv-peers-python
+    rm -rf "$peersite"
+    FLASHVISION_CUDA=OFF CMAKE_BUILD_PARALLEL_LEVEL=$JOBS timeout "${FV_PY_BUILD_TIMEOUT:-420}" \
+      python3 -m pip install --no-build-isolation --no-deps --target "$peersite" . \
+      -Cbuild-dir=/tmp/fv-peers-python-build >>"$OUT/bench.log" 2>&1
+    note "peers: CPU-only package build rc=$? ($(elapsed))"
+  fi
+  cases=()
+  for c in ${FV_PEER_CASES:-all}; do cases+=(--case "$c"); done
+  impls=()
+  for i in ${FV_PEER_IMPLS:-sdpa-flash sdpa-cudnn}; do impls+=(--impl "$i"); done
+  PYTHONPATH=$peersite PYTHONUNBUFFERED=1 timeout "${FV_PEER_TIMEOUT:-200}" \
+    python3 -m flashvision.bench --device cuda --backward --budget "${FV_PEER_BUDGET:-0.3}" \
+    --json "$OUT/bench_peers.json" "${cases[@]}" "${impls[@]}" >>"$OUT/bench.log" 2>&1
+  note "peers (python -m flashvision.bench) rc=$? ($(elapsed))"
 fi
 
 # Short table: TFLOP/s per case and pass, flashvision against the peers of the same run.
@@ -137,20 +152,11 @@ def put(case, pass_, column, value):
 for r in fv:
     column = "flashvision" if r["impl"] == "flashvision" else "fv-naive"
     put(r["case"], r["pass"], column, None if "error" in r else r.get("tflops"))
-# sdpa_peers.py times "fwd" and "bwd" alone: its fwd+bwd is fwd ms + bwd ms, with the CLI's FLOPs.
-ran = lambda r: r is not None and "error" not in r
-by_key = {(r["case"], r["impl"], r["pass"]): r for r in peers}
-for (case, impl, pass_), r in by_key.items():
-    if pass_ != "fwd":
-        continue
-    column = "torch-naive" if impl == "naive" else impl
-    put(case, "fwd", column, r["tflops"] if ran(r) else None)
-    b = by_key.get((case, impl, "bwd"))
-    if b is None:
-        continue  # a forward-only case
-    flops = 4.0 * r["B"] * r["H"] * r["Nq"] * r["Nk"] * r["D"] * 3.5
-    put(case, "fwd+bwd", column,
-        flops / ((r["ms"] + b["ms"]) * 1e-3) / 1e12 if ran(r) and ran(b) else None)
+# python -m flashvision.bench times "fwd" and "fwd+bwd" (autograd) too, with the same FLOP count
+# (it skips fwd+bwd for forward-only cases). Its own naive and flashvision get columns of their own.
+for r in peers:
+    column = {"naive": "torch-naive", "flashvision": "fv-python"}.get(r["impl"], r["impl"])
+    put(r["case"], r["pass"], column, None if "error" in r else r.get("tflops"))
 
 preferred = ["flashvision", "fv-naive", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient", "sdpa-math",
              "torch-naive"]
@@ -158,8 +164,7 @@ present = {c for row in table.values() for c in row}
 columns = [c for c in preferred if c in present] + sorted(present - set(preferred))
 peer_columns = [c for c in columns if c.startswith("sdpa-")]
 kernels = sorted({r["kernel"] for r in fv if r["impl"] == "flashvision" and r.get("kernel")})
-print(f"TFLOP/s (flashvision kernel: {', '.join(kernels) or 'n/a'}); fwd+bwd of the peers = their "
-      "fwd ms + bwd ms; best = best sdpa column")
+print(f"TFLOP/s (flashvision kernel: {', '.join(kernels) or 'n/a'}); best = best sdpa column")
 print(f"{'case':<18}{'pass':<8}" + "".join(f"{c:>13}" for c in columns) + f"{'fv/FA2':>8}{'fv/best':>8}")
 fmt = lambda v: f"{v:13.1f}" if v else f"{'n/a':>13}"
 for key in keys:

@@ -6,6 +6,7 @@ when torch tensors are passed or ``flashvision.torch`` is imported.
 
 >>> out = flashvision.attention(q, k, v)                 # q [B, N, H, D], k/v [B, Nk, Hkv, D]
 >>> out = flashvision.attention(q, k, v, layout="bhsd")  # q [B, H, N, D] (PyTorch SDPA order)
+>>> flashvision.selected_kernel(q, k, v, layout="bhsd")  # the kernel that call runs: "sm80", ...
 """
 
 from . import _C
@@ -15,6 +16,7 @@ from ._frontend import (
     attention_backward,
     attention_varlen,
     attention_varlen_backward,
+    selected_kernel,
 )
 
 __version__ = _C.__version__
@@ -28,4 +30,5 @@ __all__ = [
     "compiled_backends",
     "describe_devices",
     "kernel_name",
+    "selected_kernel",
 ]

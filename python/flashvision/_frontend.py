@@ -3,6 +3,7 @@
 numpy arrays go straight to the C++ core; torch tensors go through the flashvision::fwd / bwd
 custom ops (flashvision.torch), so the result takes part in autograd and torch.compile.
 Layout "bhsd" is handled by passing transposed views: no array is copied.
+selected_kernel says which kernel a call would run, without running it.
 """
 
 from . import _C
@@ -167,3 +168,32 @@ def attention_varlen_backward(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_
 
         return _functional.backward(dout, q, k, v, out, lse, **options)
     return _backward_numpy(dout, q, k, v, out, lse, **options)
+
+
+def selected_kernel(q, k, v, *, causal=False, layout="bshd", cu_seqlens_q=None, cu_seqlens_k=None,
+                    max_seqlen_q=None, max_seqlen_k=None):
+    """The name of the kernel attention() would run for these inputs, e.g. "cpu-avx2" or "sm80".
+
+    Arguments as in attention(), or as in attention_varlen() when cu_seqlens_q and cu_seqlens_k
+    are given (layout then does not apply). The call is validated as a real one would be (a
+    flashvision.Error names what it would reject), but nothing is computed or allocated. The
+    name comes from the library's own dispatch, so benchmark records and logs need not guess it.
+    """
+    named = [("q", q), ("k", k), ("v", v)]
+    named += [(n, x) for n, x in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k))
+              if x is not None]
+    framework = checks.common_framework(*named)
+    causal = checks.check_bool("causal", causal)
+    varlen = len(named) > 3
+    if varlen:
+        checks.check_rank("q", q, 3, "3 ([total_q, H, D])")
+    else:
+        layout = _dense_q(q, layout)
+        q, k, v = (_to_bshd(x, layout) for x in (q, k, v))
+    if framework == "torch":  # DLPack refuses tensors that require grad; the data is not read
+        q, k, v, cu_seqlens_q, cu_seqlens_k = (
+            None if x is None else x.detach() for x in (q, k, v, cu_seqlens_q, cu_seqlens_k))
+    return _C.selected_kernel(
+        q, k, v, causal=causal, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+        max_seqlen_q=checks.check_max_seqlen("max_seqlen_q", max_seqlen_q),
+        max_seqlen_k=checks.check_max_seqlen("max_seqlen_k", max_seqlen_k))

@@ -219,6 +219,23 @@ void backward(const InArray& dout, const InArray& q, const InArray& k, const InA
   flashvision::backward(args);
 }
 
+/// kernel_name(selected_backend(...)): the kernel forward() would run for q, k, v and options.
+std::string selected_kernel(const InArray& q, const InArray& k, const InArray& v, float scale,
+                            bool causal, const std::optional<InArray>& cu_seqlens_q,
+                            const std::optional<InArray>& cu_seqlens_k, int max_seqlen_q,
+                            int max_seqlen_k, const std::string& backend) {
+  flashvision::ForwardArgs args;
+  Options{scale, causal, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, 0, backend, 0}
+      .apply(args);
+  args.q = to_view(q, "q");
+  args.k = to_view(k, "k");
+  args.v = to_view(v, "v");
+  // The selection validates a whole forward call, out included. q has out's shape, dtype and
+  // device, and nothing is written, so it stands in for the output.
+  args.out = args.q;
+  return flashvision::kernel_name(flashvision::selected_backend(args));
+}
+
 /// The options forward_described and backward_described share.
 void set_described_options(flashvision::AttentionOptions& options, float scale, bool causal,
                            nb::handle cu_seqlens_q, nb::handle cu_seqlens_k, int max_seqlen_q,
@@ -315,6 +332,13 @@ NB_MODULE(_C, m) {
         "backward() with described tensors as in forward_described: dout, q, k, v, out, lse, "
         "dq, dk, dv, scale, causal, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, "
         "deterministic, stream.");
+  m.def("selected_kernel", &selected_kernel, nb::arg("q"), nb::arg("k"), nb::arg("v"),
+        nb::kw_only(), nb::arg("scale") = 0.0f, nb::arg("causal") = false,
+        nb::arg("cu_seqlens_q").none() = nb::none(), nb::arg("cu_seqlens_k").none() = nb::none(),
+        nb::arg("max_seqlen_q") = 0, nb::arg("max_seqlen_k") = 0,
+        nb::arg("backend") = "automatic",
+        "kernel_name(selected_backend(...)): the kernel forward() would run for these arrays "
+        "and options (validated as forward() validates them; nothing is computed).");
   nb::dict codes;
   codes["float32"] = static_cast<int>(DType::f32);
   codes["float16"] = static_cast<int>(DType::f16);

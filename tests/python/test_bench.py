@@ -1,13 +1,18 @@
-"""python -m flashvision.bench on the CPU: a tiny run end to end (table, JSON, plots) and the
-argument errors. The GPU paths run on the GPU machine (see the module's --help)."""
+"""python -m flashvision.bench on the CPU: a tiny run end to end (table, JSON, plots), the
+argument errors and the case table it shares with the C++ tool. The GPU paths run on the GPU
+machine (see the module's --help)."""
 
 import importlib.util
 import json
+import os
+import shutil
+import subprocess
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
+import flashvision  # noqa: E402
 from flashvision.bench import cases, cli  # noqa: E402
 
 SHAPE = "1,2,24,20,16"
@@ -57,8 +62,8 @@ def test_each_impl_ran_and_matches_the_reference(cpu_run, impl, pass_):
     assert record["tflops"] == pytest.approx(flop / (record["ms"] * 1e-3) / 1e12)
     assert record["max_err"] < 1e-4  # float32 against a float64 reference
     assert ("kernel" in record) == (impl == "flashvision")
-    if impl == "flashvision":
-        assert record["kernel"].startswith("cpu")
+    if impl == "flashvision":  # the library's own choice, not a guess
+        assert record["kernel"] == flashvision.kernel_name("cpu")
 
 
 def test_resolution_sweep_records(cpu_run):
@@ -91,6 +96,21 @@ def test_naive_over_the_cap_is_skipped_with_a_reason(tmp_path):
     assert record["ms"] is None
 
 
+def test_a_peers_only_run_needs_no_flashvision_kernel(tmp_path, monkeypatch):
+    """gpu-check's peers stage runs only the sdpa-* impls, on any build of the package."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("selected_kernel called in a run without flashvision")
+
+    monkeypatch.setattr(flashvision, "selected_kernel", refuse)
+    path = tmp_path / "peers.json"
+    assert cli.main(["--device", "cpu", "--shape", "1,1,16,16,8", "--impl", "torch-cpu-sdpa",
+                     "--budget", "0.001", "--backward", "--json", str(path)]) == 0
+    records = json.loads(path.read_text())["records"]
+    assert [(r["impl"], r["pass"]) for r in records] == [("torch-cpu-sdpa", "fwd"),
+                                                         ("torch-cpu-sdpa", "fwd+bwd")]
+    assert all("kernel" not in r and "error" not in r for r in records)
+
+
 def test_quick_reduces_the_batch_and_records_it():
     args = cli.build_parser().parse_args(["--quick", "--device", "cpu"])
     chosen = cli.selected_cases(args)
@@ -113,3 +133,48 @@ def test_argument_errors_name_the_flag(argv, flag, capsys):
         cli.main(argv)
     assert exit_info.value.code == 2
     assert flag in capsys.readouterr().err
+
+
+def test_case_table_is_the_bench_md_set():
+    assert len(cases.CASES) == 23
+    assert cases.CASES["vit-b16-224"] == cases.Case("vit-b16-224", 256, 12, 197, 197, 64,
+                                                    what="ViT-B/16 at 224 px")
+    assert [c.name for c in cases.CASES.values() if c.fwd_only] == ["video-49f-720p"]
+    sweep = [c for c in cases.CASES.values() if c.name.startswith("sweep-")]
+    assert len(sweep) == 9
+    for case in sweep:  # 16k tokens in total, H * D = 2048
+        assert case.name == f"sweep-d{case.D}-n{case.Nq}" and case.Nq == case.Nk
+        assert case.B * case.Nq == 16384 and case.H * case.D == 2048
+    assert set(cases.QUICK_CASES) <= set(cases.CASES)
+
+
+def test_case_table_is_package_data():
+    """cases.txt ships beside cases.py (pip install . must include it)."""
+    assert os.path.isfile(cases.TABLE_PATH)
+    assert os.path.dirname(cases.TABLE_PATH) == os.path.dirname(cases.__file__)
+
+
+def test_a_malformed_table_line_is_named(tmp_path):
+    table = tmp_path / "cases.txt"
+    table.write_text("# comment\nok 1 2 3 4 5 fwd+bwd fine\nbad 1 2 3 4 fwd+bwd no D\n")
+    with pytest.raises(ValueError, match=r"cases.txt:3: .*'bad 1 2 3 4"):
+        cases.read_table(str(table))
+
+
+def _cli():
+    """The C++ tool: $FLASHVISION_CLI, else `flashvision` on PATH; None when neither exists."""
+    path = os.environ.get("FLASHVISION_CLI") or shutil.which("flashvision")
+    return path if path and os.access(path, os.X_OK) else None
+
+
+def test_cases_match_the_cpp_tool():
+    """`flashvision bench --list` (the table compiled into the C++ tool) names the same cases with
+    the same shapes. ctest runs the same comparison on every CPU build (cli_case_list_*)."""
+    cli_path = _cli()
+    if cli_path is None:
+        pytest.skip("no flashvision tool: set FLASHVISION_CLI=<build>/bin/flashvision")
+    listing = subprocess.run([cli_path, "bench", "--list"], check=True, capture_output=True,
+                             text=True).stdout.splitlines()[1:]
+    tool = [line.split(None, 2) for line in listing if line.strip()]
+    ours = [[c.name, f"{c.B}x{c.H}x{c.Nq}x{c.Nk}x{c.D}", c.what] for c in cases.CASES.values()]
+    assert tool == ours

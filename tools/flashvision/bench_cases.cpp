@@ -1,8 +1,12 @@
-// The case table of shared/BENCH.md. Keep names and shapes in step with that file.
+// Case lookup over the table compiled in from python/flashvision/bench/cases.txt (see
+// bench_cases.cmake), the quick subset, shape parsing and FLOP counts.
 #include "bench_cases.h"
 
 #include <algorithm>
 #include <charconv>
+#include <utility>
+
+#include "bench_case_table.h"
 
 namespace flashvision::tool {
 
@@ -10,37 +14,14 @@ namespace {
 
 std::vector<BenchCase> make_table() {
   std::vector<BenchCase> table;
-  // The FlashAttention-paper sweep: 16k tokens in total and H*D = 2048 for every point.
-  constexpr int64_t kSweepTokens = 16384;
-  constexpr int64_t kSweepWidth = 2048;
-  for (int64_t d : {64, 128, 256}) {
-    for (int64_t n : {1024, 4096, 16384}) {
-      table.push_back({"sweep-d" + std::to_string(d) + "-n" + std::to_string(n),
-                       "FA-paper sweep: 16k tokens, H*D = 2048",
-                       {kSweepTokens / n, kSweepWidth / d, n, n, d},
-                       ""});
-    }
+  for (const generated::CaseRow& row : generated::kCaseRows) {
+    BenchCase c;
+    c.name = row.name;
+    c.what = row.what;
+    c.shape = {row.shape[0], row.shape[1], row.shape[2], row.shape[3], row.shape[4]};
+    c.forward_only = row.forward_only;
+    table.push_back(std::move(c));
   }
-  const std::vector<BenchCase> models = {
-      {"vit-b16-224", "ViT-B/16 at 224 px", {256, 12, 197, 197, 64}, ""},
-      {"vit-l14-336", "ViT-L/14 at 336 px", {64, 16, 577, 577, 64}, ""},
-      {"vit-h14-224", "ViT-H/14 at 224 px", {128, 16, 257, 257, 80}, ""},
-      {"sd15-self-64", "SD 1.5, 64x64 latent, self", {2, 8, 4096, 4096, 40}, ""},
-      {"sd15-cross-64", "SD 1.5, 64x64 latent, cross (77 text tokens)", {2, 8, 4096, 77, 40}, ""},
-      {"sd15-self-32", "SD 1.5, 32x32 level, self", {2, 8, 1024, 1024, 80}, ""},
-      {"sd15-self-16", "SD 1.5, 16x16 level, self", {2, 8, 256, 256, 160}, ""},
-      {"sdxl-self-128", "SDXL, 128x128 latent level, self", {2, 10, 4096, 4096, 64}, ""},
-      {"sdxl-cross", "SDXL cross", {2, 10, 4096, 77, 64}, ""},
-      {"dit-xl2-512", "DiT-XL/2 at 512 px", {16, 16, 1024, 1024, 72}, ""},
-      {"flux-1024", "Flux/SD3-class MMDiT at 1024 px", {1, 24, 4608, 4608, 128}, ""},
-      {"flux-2048", "Flux/SD3-class MMDiT at 2048 px", {1, 24, 16896, 16896, 128}, ""},
-      {"video-49f-720p", "video DiT, 49 frames 720p", {1, 24, 32760, 32760, 128}, ""},
-      {"vae-mid-512",
-       "VAE mid-block attention, 512 px (one head of 512)",
-       {1, 1, 4096, 4096, 512},
-       ""},
-  };
-  table.insert(table.end(), models.begin(), models.end());
   return table;
 }
 

@@ -1,4 +1,5 @@
-// The benchmark shapes of shared/BENCH.md, looked up by case name.
+// The benchmark shapes of shared/BENCH.md, looked up by case name. The table itself is
+// python/flashvision/bench/cases.txt (shared with `python -m flashvision.bench`), compiled in.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,9 @@ struct BenchCase {
   std::string what;  ///< what the shape comes from
   Shape shape;
   std::string note;  ///< set when the shape differs from the table (e.g. a reduced batch)
+  /// BENCH.md times only the forward of this case: --backward skips its fwd+bwd (here and in
+  /// `python -m flashvision.bench`).
+  bool forward_only = false;
 };
 
 /// Every case of the BENCH.md table, in table order.

@@ -73,7 +73,7 @@ class CaseRunner {
 
   std::vector<BenchRecord> run() {
     std::fprintf(stderr, "%s %s %s%s\n", label_.c_str(), format_shape(shape_).c_str(),
-                 to_string(settings_.dtype), settings_.backward ? " fwd, fwd+bwd" : " fwd");
+                 to_string(settings_.dtype), times_backward() ? " fwd, fwd+bwd" : " fwd");
     std::fflush(stderr);
     try {
       prepare_inputs();
@@ -120,7 +120,7 @@ class CaseRunner {
     ops_.v = upload_random(k_elements(), 3);
     ops_.out = poisoned(bytes_of(q_elements(), dt));
     ops_.lse = poisoned(bytes_of(shape_.batch * shape_.heads * shape_.seqlen_q, DType::f32));
-    if (!settings_.backward) return;
+    if (!times_backward()) return;
     ops_.dout = upload_random(q_elements(), 4);
     ops_.dq = poisoned(bytes_of(q_elements(), dt));
     ops_.dk = poisoned(bytes_of(k_elements(), dt));
@@ -140,10 +140,10 @@ class CaseRunner {
                        host_bytes(ops_.k, k_host_),
                        host_bytes(ops_.v, v_host_),
                        nullptr};
-    if (settings_.backward) in.dout = host_bytes(ops_.dout, dout_host_);
+    if (times_backward()) in.dout = host_bytes(ops_.dout, dout_host_);
     query_ref_ = query_reference(
-        in, sample_rows(shape_, shape_.seqlen_q, kSampledRows, settings_.seed), settings_.backward);
-    if (!settings_.backward) return;
+        in, sample_rows(shape_, shape_.seqlen_q, kSampledRows, settings_.seed), times_backward());
+    if (!times_backward()) return;
     if (key_reference_cost(shape_, kSampledKeys) > kMaxKeyReferenceCost) {
       key_note_ = "dk/dv not checked: a float64 head would cost too much";
       return;
@@ -156,7 +156,7 @@ class CaseRunner {
     for (const char* impl : {"flashvision", "naive"}) {
       if (std::string(impl) == "naive" && !settings_.naive) continue;
       for (const char* pass : {"fwd", "fwd+bwd"}) {
-        if (std::string(pass) == "fwd+bwd" && !settings_.backward) continue;
+        if (std::string(pass) == "fwd+bwd" && !times_backward()) continue;
         BenchRecord r = base_record(impl, pass);
         r.error = why;
         records_.push_back(r);
@@ -251,7 +251,7 @@ class CaseRunner {
       forward_record.error = describe(e);
     }
     records_.push_back(forward_record);
-    if (!settings_.backward) return;
+    if (!times_backward()) return;
 
     BenchRecord both = base_record("flashvision", "fwd+bwd");
     both.kernel = forward_record.kernel;
@@ -306,7 +306,7 @@ class CaseRunner {
     NaiveProblem problem{shape_, scale_, settings_.causal, naive_dtype};
     bool prepared = false;
     for (const bool with_backward : {false, true}) {
-      if (with_backward && !settings_.backward) break;
+      if (with_backward && !times_backward()) break;
       BenchRecord r = base_record("naive", with_backward ? "fwd+bwd" : "fwd");
       const int64_t need = device_.naive_buffer_bytes(shape_, naive_dtype, with_backward);
       if (need > settings_.naive_cap_bytes) {
@@ -321,7 +321,7 @@ class CaseRunner {
             naive.q = float_copy(ops_.q, q_elements());
             naive.k = float_copy(ops_.k, k_elements());
             naive.v = float_copy(ops_.v, k_elements());
-            if (settings_.backward) naive.dout = float_copy(ops_.dout, q_elements());
+            if (times_backward()) naive.dout = float_copy(ops_.dout, q_elements());
           }
           const Operands& in = reuse ? ops_ : naive;
           problem.q = in.q.data();
@@ -330,7 +330,7 @@ class CaseRunner {
           problem.dout = in.dout.data();
           naive.out = poisoned(bytes_of(q_elements(), naive_dtype));
           problem.out = naive.out.data();
-          if (settings_.backward) {
+          if (times_backward()) {
             naive.dq = poisoned(bytes_of(q_elements(), naive_dtype));
             naive.dk = poisoned(bytes_of(k_elements(), naive_dtype));
             naive.dv = poisoned(bytes_of(k_elements(), naive_dtype));
@@ -353,6 +353,9 @@ class CaseRunner {
       records_.push_back(r);
     }
   }
+
+  /// Whether fwd+bwd is timed: --backward, except on the cases BENCH.md times forward only.
+  bool times_backward() const { return settings_.backward && !case_.forward_only; }
 
   const BenchCase& case_;
   const Shape shape_;

@@ -1,6 +1,13 @@
-"""The benchmark shape set of shared/BENCH.md, the --quick subset, the resolution sweep, FLOPs."""
+"""The benchmark shape set of shared/BENCH.md, the --quick subset, the resolution sweep, FLOPs.
 
+The shape set is read from cases.txt beside this file, the table `flashvision bench` (the C++
+tool) compiles in, so that both tools run the same cases under the same names.
+"""
+
+import os
 from dataclasses import dataclass, replace
+
+TABLE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases.txt")
 
 
 @dataclass(frozen=True)
@@ -15,37 +22,37 @@ class Case:
     D: int
     fwd_only: bool = False  # BENCH.md times the forward alone for the largest case
     side: int = 0  # latent side s of a resolution-sweep case (N = s^2), else 0
+    what: str = ""  # what the shape comes from
 
     def with_batch(self, batch):
         return replace(self, B=batch)
 
 
-def _bench_cases():
-    cases = []
-    for d in (64, 128, 256):
-        for n in (1024, 4096, 16384):
-            # FA-paper sweep: 16k tokens in all, H * D = 2048.
-            cases.append(Case(f"sweep-d{d}-n{n}", 16384 // n, 2048 // d, n, n, d))
-    cases += [
-        Case("vit-b16-224", 256, 12, 197, 197, 64),
-        Case("vit-l14-336", 64, 16, 577, 577, 64),
-        Case("vit-h14-224", 128, 16, 257, 257, 80),
-        Case("sd15-self-64", 2, 8, 4096, 4096, 40),
-        Case("sd15-cross-64", 2, 8, 4096, 77, 40),
-        Case("sd15-self-32", 2, 8, 1024, 1024, 80),
-        Case("sd15-self-16", 2, 8, 256, 256, 160),
-        Case("sdxl-self-128", 2, 10, 4096, 4096, 64),
-        Case("sdxl-cross", 2, 10, 4096, 77, 64),
-        Case("dit-xl2-512", 16, 16, 1024, 1024, 72),
-        Case("flux-1024", 1, 24, 4608, 4608, 128),
-        Case("flux-2048", 1, 24, 16896, 16896, 128),
-        Case("video-49f-720p", 1, 24, 32760, 32760, 128, fwd_only=True),
-        Case("vae-mid-512", 1, 1, 4096, 4096, 512),
-    ]
-    return {case.name: case for case in cases}
+_PASSES = {"fwd+bwd": False, "fwd": True}  # the table's passes field -> Case.fwd_only
 
 
-CASES = _bench_cases()
+def read_table(path=TABLE_PATH):
+    """{name: Case} from a case table ("name B H Nq Nk D fwd|fwd+bwd what" lines), in its order."""
+    cases = {}
+    with open(path, encoding="utf-8") as table:
+        for number, line in enumerate(table, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            fields = line.split(None, 7)
+            try:
+                name, *dims, passes, what = fields
+                dims = [int(x) for x in dims]
+                if len(dims) != 5 or min(dims) < 1 or passes not in _PASSES:
+                    raise ValueError
+            except ValueError:
+                raise ValueError(f"{path}:{number}: expected 'name B H Nq Nk D fwd|fwd+bwd what' "
+                                 f"(positive integers), got {line!r}") from None
+            cases[name] = Case(name, *dims, fwd_only=_PASSES[passes], what=what)
+    return cases
+
+
+CASES = read_table()
 
 # --quick: image-model shapes that cover short/long, self/cross and odd head dims, at B = 1, so
 # that a CPU run (where N^2 work at full batch takes minutes) finishes in seconds.

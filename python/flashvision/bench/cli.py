@@ -172,13 +172,12 @@ def main(argv=None):
     main_cases, sweep = selected_cases(args), sweep_cases(args)
     sweep_impls = ["flashvision", "naive"]
     threads = _set_threads(args.device)
-    settings = Settings(args.device, args.dtype, args.budget, int(args.naive_cap_gb * 2**30),
-                        impl_lib.flashvision_kernel(args.device))
+    settings = Settings(args.device, args.dtype, args.budget, int(args.naive_cap_gb * 2**30))
     command = f"{os.path.basename(sys.executable)} -m flashvision.bench {shlex.join(argv)}"
     meta = make_meta(args.device, command, args.seed, threads, timer_name(args.device))
     where = meta["gpu"] or meta["devices"][0]
     print(f"flashvision.bench: {args.device} ({where}, {threads} threads), {args.dtype}, "
-          f"kernel {settings.kernel}, timer {meta['timer']}, seed {args.seed}",
+          f"timer {meta['timer']}, seed {args.seed}",
           flush=True)
 
     jobs = [(c, impls, _passes(c, args.backward)) for c in main_cases]

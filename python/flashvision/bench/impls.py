@@ -67,21 +67,13 @@ def forward_fn(impl, scale):
     return sdpa
 
 
-def flashvision_kernel(device):
-    """The flashvision kernel name for `device` ("cpu-avx2", "sm80", ...), or None.
-
-    The Python API exposes kernel_name(backend) but not the backend dispatch picks, so on a GPU
-    this takes the newest compiled CUDA backend the device can run.
-    """
+def flashvision_kernel(inputs):
+    """The kernel flashvision runs on an input set ("cpu-avx2", "sm80", "sm90", ...), as the
+    library's own dispatch picks it; None when flashvision rejects the problem (its record then
+    says why)."""
     import flashvision
 
-    if device == "cpu":
-        return flashvision.kernel_name("cpu")
-    compiled = flashvision.compiled_backends()
-    major = torch.cuda.get_device_capability()[0]
-    for backend, min_major in (("cuda-sm90", 9), ("cuda-sm80", 8)):
-        if backend in compiled and major >= min_major:
-            name = flashvision.kernel_name(backend)
-            if name != "unavailable":
-                return name
-    return None
+    try:
+        return flashvision.selected_kernel(inputs.q, inputs.k, inputs.v, layout="bhsd")
+    except flashvision.Error:
+        return None

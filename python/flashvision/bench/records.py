@@ -115,7 +115,8 @@ def table_header(device):
 
 
 def table_row(record, records):
-    """One line of the table; flashvision rows end with its speedup over the best peer."""
+    """One line of the table; flashvision rows end with its speedup over the best peer and the
+    kernel that ran."""
     peak = record.get("peak_bytes")
     err = record.get("max_err")
     values = (record["case"], record["impl"], record["pass"], _time(record.get("ms")),
@@ -129,4 +130,6 @@ def table_row(record, records):
     elif record["impl"] == FV_IMPL:
         ratio = speedup(records, record["case"], record["pass"])
         note = "n/a" if ratio is None else f"{ratio[0]:.2f}x vs {ratio[1]}"
+        if record.get("kernel"):
+            note += f", kernel {record['kernel']}"
     return " ".join(cells) + ("  " + note if note else "")

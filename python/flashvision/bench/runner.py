@@ -23,15 +23,15 @@ class Settings:
     dtype: str  # "bf16" | "f16" | "f32"
     budget_s: float
     naive_cap_bytes: int
-    kernel: str  # flashvision's kernel name on this device (None if unknown)
 
 
-def _record(case, settings, impl, pass_):
+def _record(case, settings, impl, pass_, kernel=None):
+    """A record without measurements; `kernel` is flashvision's kernel for the case (or None)."""
     record = {"case": case.name, "B": case.B, "H": case.H, "Hkv": case.H, "Nq": case.Nq,
               "Nk": case.Nk, "D": case.D, "dtype": settings.dtype, "causal": False,
               "device": settings.device, "impl": impl}
     if impl == "flashvision":
-        record["kernel"] = settings.kernel
+        record["kernel"] = kernel
     record.update({"pass": pass_, "ms": None, "tflops": None, "peak_bytes": None,
                    "max_err": None})
     return record
@@ -84,9 +84,10 @@ def _measure(case, impl, pass_, sets, sample, settings, record):
     record["tflops"] = flops(case, pass_) / (ms * 1e-3) / 1e12
 
 
-def measure(case, impl, pass_, sets, sample, settings):
-    """The record of `impl` running `pass_` on `case`; with "error" when it did not run."""
-    record = _record(case, settings, impl, pass_)
+def measure(case, impl, pass_, sets, sample, settings, kernel=None):
+    """The record of `impl` running `pass_` on `case`; with "error" when it did not run.
+    `kernel` is flashvision's kernel on these inputs (recorded for the flashvision impl)."""
+    record = _record(case, settings, impl, pass_, kernel)
     if impl in impl_lib.QUADRATIC_IMPLS:
         need = impl_lib.scores_bytes(case, impl, DTYPES[settings.dtype])
         if need > settings.naive_cap_bytes:
@@ -126,10 +127,12 @@ def run_case(case, impls, passes, settings, seed, progress):
             progress.step()
         return records
     grad_sets = _grad_views(sets) if "fwd+bwd" in passes else None
+    # Asked only when flashvision runs, so that peer-only runs need nothing of flashvision's.
+    kernel = impl_lib.flashvision_kernel(sets[0]) if "flashvision" in impls else None
     for impl, pass_ in itertools.product(impls, passes):
         progress.start(case.name, impl, pass_)
         record = measure(case, impl, pass_, sets if pass_ == "fwd" else grad_sets, sample,
-                         settings)
+                         settings, kernel)
         records.append(record)
         progress.step()
     del sets, grad_sets
