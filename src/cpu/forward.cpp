@@ -1,6 +1,6 @@
 // CPU forward pass: one task per (sequence, head, query block), streaming key/value blocks with
-// an online softmax. Per thread it holds a few tiles (O(block^2 + block * head_dim) floats); no
-// buffer grows with the sequence length.
+// an online softmax; schedule.h hands the tasks out. Per thread it holds a few tiles (O(block^2 +
+// block * head_dim) floats); no buffer grows with the sequence length.
 //
 // Tiles are transposed: query rows are SIMD lanes. S^T = K (Q^T) needs no transposed copy of K,
 // the softmax runs lane-wise, and O^T += V^T P^T reads V in place (V^T is just A with swapped
@@ -15,6 +15,7 @@
 #include "cpu/cpu_backend.h"
 #include "cpu/isa.h"
 #include "cpu/kernels.h"
+#include "cpu/schedule.h"
 #include "cpu/scratch.h"
 #include "cpu/tiling.h"
 #include "cpu/work.h"
@@ -127,28 +128,26 @@ struct ForwardTask {
 void cpu_forward(const Problem& problem) {
   using namespace cpu;
   const KernelTable& kt = select_kernels();
-  const Tiling t = choose_tiling(Pass::forward, problem.head_dim, problem.seqlen_q,
-                                 problem.batch * problem.heads, requested_threads(problem));
+  const int64_t streams = problem.batch * problem.heads;
+  const Tiling t = choose_tiling(Pass::forward, problem.head_dim, problem.seqlen_q, streams,
+                                 requested_threads(problem));
   const int64_t q_blocks = (problem.seqlen_q + t.block_q - 1) / t.block_q;
-  const int64_t tasks = problem.batch * problem.heads * q_blocks;
+  const int64_t tasks = streams * q_blocks;
   if (tasks == 0) return;
   const int threads = thread_count(problem, tasks);
   const ForwardScratch layout(t, problem.head_dim);
   const AlignedFloats scratch(threads * layout.plan.size());
+  StreamBlocks queue(streams, q_blocks);
 
 #pragma omp parallel num_threads(threads)
   {
     const ForwardTask task{problem, kt, t, layout,
                            scratch.data() + omp_get_thread_num() * layout.plan.size()};
-    // Consecutive tasks share a (sequence, head), so threads working at the same time read the
-    // same K/V. Under the causal mask the last query blocks cost most: hand them out first.
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t i = 0; i < tasks; ++i) {
-      const int64_t block = i % q_blocks;
-      const int64_t head = i / q_blocks % problem.heads;
-      const int64_t seq = i / q_blocks / problem.heads;
+    StreamBlocks::Walk walk(queue, omp_get_thread_num(), threads);
+    // Under the causal mask the last query blocks cost most: hand them out first.
+    for (int64_t stream = 0, block = 0; walk.next(stream, block);) {
       const int64_t q_block = problem.causal ? q_blocks - 1 - block : block;
-      task.run(seq, head, q_block * t.block_q);
+      task.run(stream / problem.heads, stream % problem.heads, q_block * t.block_q);
     }
   }
 }

@@ -47,10 +47,13 @@ inline bool any_lt(Vec a, Vec b) {
 inline Vec round_nearest(Vec a) {
   return {_mm256_round_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
 }
-/// 2^n for integral n in [-127, 127]; n = -127 gives 0.
-inline Vec pow2_int(Vec n) {
+/// x limited to [-127, 127], the exponents times_pow2 can build; a NaN x stays NaN (maxps/minps
+/// return the second operand).
+inline Vec clamp_exponent(Vec x) { return min(broadcast(127.0f), max(broadcast(-127.0f), x)); }
+/// p * 2^n for integral n in [-127, 127], built in the exponent bits; n = -127 gives 0.
+inline Vec times_pow2(Vec p, Vec n) {
   const __m256i biased = _mm256_add_epi32(_mm256_cvtps_epi32(n.v), _mm256_set1_epi32(127));
-  return {_mm256_castsi256_ps(_mm256_slli_epi32(biased, 23))};
+  return {_mm256_mul_ps(p.v, _mm256_castsi256_ps(_mm256_slli_epi32(biased, 23)))};
 }
 
 }  // namespace flashvision::detail::cpu::isa_avx2

@@ -34,8 +34,6 @@ inline Vec operator*(Vec a, Vec b) { return {_mm512_mul_ps(a.v, b.v)}; }
 inline Vec fma(Vec a, Vec b, Vec c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
 /// maxps: b where either is NaN, so a NaN in b propagates.
 inline Vec max(Vec a, Vec b) { return {_mm512_max_ps(a.v, b.v)}; }
-/// minps: b where either is NaN.
-inline Vec min(Vec a, Vec b) { return {_mm512_min_ps(a.v, b.v)}; }
 /// a < b ? x : y per lane.
 inline Vec select_lt(Vec a, Vec b, Vec x, Vec y) {
   return {_mm512_mask_blend_ps(_mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_OQ), y.v, x.v)};
@@ -46,10 +44,14 @@ inline bool any_lt(Vec a, Vec b) { return _mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_O
 inline Vec round_nearest(Vec a) {
   return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
 }
-/// 2^n for integral n in [-127, 127]; n = -127 gives 0.
-inline Vec pow2_int(Vec n) {
-  const __m512i biased = _mm512_add_epi32(_mm512_cvtps_epi32(n.v), _mm512_set1_epi32(127));
-  return {_mm512_castsi512_ps(_mm512_slli_epi32(biased, 23))};
+/// x itself: vscalefps (times_pow2) takes any exponent, so unlike the AVX2 path nothing needs
+/// clamping, which saves two instructions per exp2 (the softmax's inner loop).
+inline Vec clamp_exponent(Vec x) { return x; }
+/// p * 2^n for integral n in one vscalefps; n <= -127 (-inf included) gives exactly 0, as the
+/// AVX2 path does, so no subnormal scale reaches the GEMMs. A NaN n stays NaN (unordered compare).
+inline Vec times_pow2(Vec p, Vec n) {
+  const __mmask16 kept = _mm512_cmp_ps_mask(n.v, _mm512_set1_ps(-126.0f), _CMP_NLT_UQ);
+  return {_mm512_maskz_scalef_ps(kept, p.v, n.v)};
 }
 
 }  // namespace flashvision::detail::cpu::isa_avx512

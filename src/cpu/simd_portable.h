@@ -85,10 +85,14 @@ inline Vec round_nearest(Vec a) {
   for (float& e : a.v) e = (e + kMagic) - kMagic;
   return a;
 }
-/// 2^n for integral n in [-127, 127]; n = -127 gives 0.
-inline Vec pow2_int(Vec n) {
-  for (float& e : n.v) e = bits_float(static_cast<uint32_t>(static_cast<int32_t>(e) + 127) << 23);
-  return n;
+/// x limited to [-127, 127], the exponents times_pow2 can build; a NaN x stays NaN.
+inline Vec clamp_exponent(Vec x) { return min(broadcast(127.0f), max(broadcast(-127.0f), x)); }
+/// p * 2^n for integral n in [-127, 127], built in the exponent bits; n = -127 gives 0.
+inline Vec times_pow2(Vec p, Vec n) {
+  for (int i = 0; i < Vec::kWidth; ++i) {
+    p.v[i] *= bits_float(static_cast<uint32_t>(static_cast<int32_t>(n.v[i]) + 127) << 23);
+  }
+  return p;
 }
 
 template <DType kType>

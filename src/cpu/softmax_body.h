@@ -16,10 +16,11 @@
 namespace flashvision::detail::cpu::FLASHVISION_CPU_ISA_NS {
 
 /// 2^x with a relative error of about 1e-7 (fp32 rounding level). x <= -127 gives exactly 0, so
-/// -inf (a masked score) gives 0; NaN stays NaN.
+/// -inf (a masked score) gives 0; NaN stays NaN. Large x saturates at 2^127 (AVX2, portable) or
+/// reaches +inf (AVX-512); the softmax only passes x <= 0.
 inline Vec exp2_vec(Vec x) {
-  // Clamping with the constant first keeps a NaN x (maxps/minps return the second operand).
-  x = min(broadcast(127.0f), max(broadcast(-127.0f), x));
+  x = clamp_exponent(x);
+  // On AVX-512 x = -inf makes f NaN; times_pow2 zeroes that lane by n alone.
   const Vec n = round_nearest(x);
   const Vec f = x - n;  // in [-0.5, 0.5]
   // Near-minimax polynomial for 2^f on [-0.5, 0.5], relative error 2e-9 before fp32 rounding.
@@ -30,7 +31,7 @@ inline Vec exp2_vec(Vec x) {
   p = fma(p, f, broadcast(2.4022647913228187e-1f));
   p = fma(p, f, broadcast(6.9314720285808e-1f));
   p = fma(p, f, broadcast(1.0f));
-  return p * pow2_int(n);
+  return times_pow2(p, n);
 }
 
 /// Sets scores of keys a lane may not see to -inf and returns the element-wise max over rows.

@@ -1,0 +1,73 @@
+// Hands out a pass's tasks, (stream, block) pairs, to the threads of a parallel region.
+//
+// Each thread owns a contiguous range of streams (sequence x head) and takes their blocks in
+// order, so its consecutive tasks reread the same K/V from its own L2 instead of packing it
+// afresh from L3 or memory; when its streams are done, it takes the blocks that the owners of
+// other streams have not reached yet, walking back from the end of the previous thread's range.
+// A shared counter per stream hands out each block exactly once.
+//
+// Why not `omp for schedule(dynamic)`: that deals consecutive blocks of a stream to different
+// threads, so every thread repacks every stream's K/V; and why not a static split: the threads
+// of a shared machine run at unequal speeds (on the 16-core Xeon of BENCH.md the slowest took up
+// to 1.7x as long as the fastest for the same work), so the split must follow progress.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+namespace flashvision::detail::cpu {
+
+/// The `blocks` blocks of each of `streams` streams, each handed out once.
+class StreamBlocks {
+ public:
+  StreamBlocks(int64_t streams, int64_t blocks)
+      : streams_(streams), blocks_(blocks), taken_(new std::atomic<int64_t>[streams]()) {}
+
+  /// One thread's order of visiting the streams: its own range, then the others backwards.
+  class Walk {
+   public:
+    Walk(StreamBlocks& queue, int thread, int threads)
+        : queue_(queue),
+          first_(queue.streams_ * thread / threads),
+          owned_(queue.streams_ * (thread + 1) / threads - first_) {}
+
+    /// The next (stream, block) to run, or false when every block has been handed out.
+    bool next(int64_t& stream, int64_t& block) {
+      for (; visited_ < queue_.streams_; ++visited_) {
+        const int64_t s = stream_at(visited_);
+        std::atomic<int64_t>& taken = queue_.taken_[s];
+        // A plain load first: a finished stream costs no read-modify-write on a shared line.
+        if (taken.load(std::memory_order_relaxed) >= queue_.blocks_) continue;
+        const int64_t b = taken.fetch_add(1, std::memory_order_relaxed);
+        if (b < queue_.blocks_) {
+          stream = s;
+          block = b;
+          return true;
+        }
+      }
+      return false;
+    }
+
+   private:
+    /// The k-th stream of this walk: first_ .. first_ + owned_ - 1, then first_ - 1, first_ - 2,
+    /// ... wrapping around, so a helper starts where the owner of those streams will arrive last.
+    int64_t stream_at(int64_t k) const {
+      const int64_t n = queue_.streams_;
+      if (k < owned_) return first_ + k;
+      return ((first_ - (k - owned_ + 1)) % n + n) % n;
+    }
+
+    StreamBlocks& queue_;
+    int64_t first_;
+    int64_t owned_;
+    int64_t visited_ = 0;
+  };
+
+ private:
+  int64_t streams_;
+  int64_t blocks_;
+  std::unique_ptr<std::atomic<int64_t>[]> taken_;  // blocks handed out per stream
+};
+
+}  // namespace flashvision::detail::cpu
