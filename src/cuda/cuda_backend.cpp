@@ -297,12 +297,12 @@ bool cuda_sm90_supports(const Problem& p, std::string* why) {
     return fail(why, std::string("the sm90 forward supports f16 and bf16, got ") +
                          to_string(p.dtype));
   }
-  if (p.head_dim % 8 != 0 || p.head_dim > 256) {
-    return fail(why, "the sm90 forward needs a head dim that is a multiple of 8 up to 256, got " +
+  if (p.head_dim % 8 != 0 || p.head_dim > 512) {
+    return fail(why, "the sm90 forward needs a head dim that is a multiple of 8 up to 512, got " +
                          std::to_string(p.head_dim));
   }
   const int bucket = sm90::head_dim_bucket(p.head_dim);
-  if (!sm80::bucket_compiled(bucket)) {
+  if (!sm90::bucket_compiled(bucket)) {
     return fail(why, "head dim " + std::to_string(p.head_dim) + " needs bucket " +
                          std::to_string(bucket) + ", which this build did not compile");
   }
@@ -356,8 +356,16 @@ void cuda_forward_sm90(const Problem& p) {
   const int swizzle = sm90::swizzle_bytes(bucket);
   params.tmap_q = sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);
   params.tmap_k = sm90::make_tensor_map(geometry(p, p.k, true), swizzle / 2, tile.block_n, swizzle);
-  params.tmap_v = sm90::make_tensor_map(geometry(p, p.v, true), swizzle / 2, tile.block_n, swizzle);
-  sm90::forward(p.dtype, bucket, params, p.stream);
+  // Head dims above 256: one launch per 256-column half of V and O (S is recomputed per half).
+  const int columns = sm90::value_columns(bucket);
+  for (int col0 = 0; col0 < p.head_dim; col0 += columns) {
+    sm90::OperandGeometry v = geometry(p, p.v, true);
+    v.data = static_cast<const char*>(v.data) + col0 * 2;
+    v.head_dim = std::min<int64_t>(columns, p.head_dim - col0);
+    params.tmap_v = sm90::make_tensor_map(v, swizzle / 2, tile.block_n, swizzle);
+    params.v_col0 = col0;
+    sm90::forward(p.dtype, bucket, params, p.stream);
+  }
 }
 
 #else

@@ -11,7 +11,7 @@ import pathlib
 import sys
 
 # N of S = Q K^T (the key-block sizes of src/cuda/sm90/tile_config.h).
-SS_SHAPES = (80, 96, 128)
+SS_SHAPES = (32, 80, 96, 128, 176)
 # N of O += P V (the head-dim buckets).
 RS_SHAPES = (32, 48, 64, 80, 96, 128, 160, 192, 256)
 DTYPES = (("__nv_bfloat16", "bf16"), ("__half", "f16"))

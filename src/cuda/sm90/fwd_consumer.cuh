@@ -40,7 +40,7 @@ __device__ __forceinline__ void gemm_qk(float (&acc)[FwdTraits<kHeadDim>::kBlock
 /// byte offset steps between column panels, its stride byte offset between 8-key groups.
 template <typename T, int kHeadDim>
 __device__ __forceinline__ void gemm_pv(
-    float (&acc)[kHeadDim / 2], const uint32_t (&p_frag)[FwdTraits<kHeadDim>::kBlockN / 16][4],
+    float (&acc)[FwdTraits<kHeadDim>::kHeadDimV / 2], const uint32_t (&p_frag)[FwdTraits<kHeadDim>::kBlockN / 16][4],
     uint32_t v_tile) {
   using Tr = FwdTraits<kHeadDim>;
 #pragma unroll
@@ -48,7 +48,7 @@ __device__ __forceinline__ void gemm_pv(
     const uint64_t desc_v = smem_descriptor(v_tile + j * 16 * Tr::kSwizzle,
                                             Tr::kBlockN * Tr::kSwizzle, 8 * Tr::kSwizzle,
                                             Tr::kSwizzleMode);
-    wgmma_rs_mn<T, kHeadDim>(acc, p_frag[j], desc_v, 1u);
+    wgmma_rs_mn<T, Tr::kHeadDimV>(acc, p_frag[j], desc_v, 1u);
   }
 }
 
@@ -70,21 +70,21 @@ class PingPong {
   int consumer_;
 };
 
-/// Writes this warpgroup's rows of O (normalized) and their LSE.
-template <typename T, int kHeadDim>
+/// Writes this warpgroup's rows of O (normalized; columns from p.v_col0) and their LSE.
+template <typename T, int kHeadDimV>
 __device__ __forceinline__ void store_output(const FwdParams& p, const WorkTile& w, int row0,
-                                             const float (&acc_o)[1][kHeadDim / 8][4],
+                                             const float (&acc_o)[1][kHeadDimV / 8][4],
                                              const float (&inv_sum)[1][2],
                                              const float (&lse)[1][2], int lane) {
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int row = row0 + lane / 4 + half * 8;
     if (row >= w.rows.q_len) continue;
-    T* out_row = operand_at<T>(p.out, w.seq, w.rows.q_begin + row, w.head);
+    T* out_row = operand_at<T>(p.out, w.seq, w.rows.q_begin + row, w.head) + p.v_col0;
 #pragma unroll
-    for (int d = 0; d < kHeadDim / 8; ++d) {
+    for (int d = 0; d < kHeadDimV / 8; ++d) {
       const int col = d * 8 + 2 * (lane % 4);
-      if (d * 8 < p.shape.head_dim) {
+      if (p.v_col0 + d * 8 < p.shape.head_dim) {
         *reinterpret_cast<uint32_t*>(out_row + col) =
             ptx::pack2<T>(acc_o[0][d][2 * half] * inv_sum[0][half],
                           acc_o[0][d][2 * half + 1] * inv_sum[0][half]);
@@ -110,13 +110,17 @@ struct Consumer {
 
   // Accumulators in the mma tile layout ([1][columns / 8][4]) so that the softmax, mask and
   // fragment conversion of the sm80 path apply; the wgmma wrappers see them as flat arrays.
-  float acc_o[1][kHeadDim / 8][4];
+  float acc_o[1][Tr::kHeadDimV / 8][4];
   float acc_s[1][kBlockN / 8][4];
   uint32_t p_frag[1][kBlockN / 16][4];
   OnlineSoftmax<1> softmax;
 
-  __device__ float (&o_flat())[kHeadDim / 2] { return reinterpret_cast<float(&)[kHeadDim / 2]>(acc_o); }
-  __device__ float (&s_flat())[kBlockN / 2] { return reinterpret_cast<float(&)[kBlockN / 2]>(acc_s); }
+  __device__ float (&o_flat())[Tr::kHeadDimV / 2] {
+    return reinterpret_cast<float(&)[Tr::kHeadDimV / 2]>(acc_o);
+  }
+  __device__ float (&s_flat())[kBlockN / 2] {
+    return reinterpret_cast<float(&)[kBlockN / 2]>(acc_s);
+  }
 
   /// Masks (where needed) and folds the scores of the key block starting at n0 into the softmax;
   /// `correction` receives the factors O must still be multiplied by.
@@ -138,7 +142,7 @@ struct Consumer {
     if (w.n_blocks > 0) run_blocks(w, ring, q_round);
     float inv_sum[1][2], lse[1][2];
     softmax.finalize(p.shape.scale, inv_sum, lse);
-    store_output<T, kHeadDim>(p, w, w.m0 + consumer * 64 + warp * 16, acc_o, inv_sum, lse, lane);
+    store_output<T, Tr::kHeadDimV>(p, w, w.m0 + consumer * 64 + warp * 16, acc_o, inv_sum, lse, lane);
   }
 
   __device__ void run_blocks(const WorkTile& w, RingPosition<Tr::kStages>& ring, int& q_round) {

@@ -10,12 +10,12 @@
 namespace flashvision::detail::sm90 {
 
 /// Issues the TMA loads of one kRows-row tile, one box per column panel, all on `bar`.
-template <int kHeadDim, int kRows>
+template <int kHeadDim, int kRows, int kPanels>
 __device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap* map, int row, int head,
                                           int seq_coord, uint32_t bar) {
   using Tr = FwdTraits<kHeadDim>;
 #pragma unroll
-  for (int panel = 0; panel < Tr::kPanels; ++panel) {
+  for (int panel = 0; panel < kPanels; ++panel) {
     tma_load_4d(dst + panel * kRows * Tr::kSwizzle, map, panel * Tr::kPanelCols, row, head,
                 seq_coord, bar);
   }
@@ -33,7 +33,7 @@ __device__ __forceinline__ void produce(const FwdParams& p, const SmemLayout<kHe
     if (!w.has_rows() || w.n_blocks == 0) continue;
     mbarrier_wait(smem.q_empty(), (q_round & 1) ^ 1);
     mbarrier_arrive_expect_tx(smem.q_full(), Tr::kQBytes);
-    load_tile<kHeadDim, Tr::kBlockM>(smem.q(), &p.tmap_q, static_cast<int>(w.rows.q_begin) + w.m0,
+    load_tile<kHeadDim, Tr::kBlockM, Tr::kPanels>(smem.q(), &p.tmap_q, static_cast<int>(w.rows.q_begin) + w.m0,
                                      w.head, w.seq_coord, smem.q_full());
     ++q_round;
     for (int j = 0; j < w.n_blocks; ++j, ++ring.index) {
@@ -41,12 +41,12 @@ __device__ __forceinline__ void produce(const FwdParams& p, const SmemLayout<kHe
       const uint32_t free_parity = ring.parity() ^ 1;
       const int key_row = static_cast<int>(w.rows.k_begin) + (w.n_blocks - 1 - j) * Tr::kBlockN;
       mbarrier_wait(smem.k_empty(stage), free_parity);
-      mbarrier_arrive_expect_tx(smem.k_full(stage), Tr::kKvBytes);
-      load_tile<kHeadDim, Tr::kBlockN>(smem.k(stage), &p.tmap_k, key_row, w.head_kv, w.seq_coord,
+      mbarrier_arrive_expect_tx(smem.k_full(stage), Tr::kKBytes);
+      load_tile<kHeadDim, Tr::kBlockN, Tr::kPanels>(smem.k(stage), &p.tmap_k, key_row, w.head_kv, w.seq_coord,
                                        smem.k_full(stage));
       mbarrier_wait(smem.v_empty(stage), free_parity);
-      mbarrier_arrive_expect_tx(smem.v_full(stage), Tr::kKvBytes);
-      load_tile<kHeadDim, Tr::kBlockN>(smem.v(stage), &p.tmap_v, key_row, w.head_kv, w.seq_coord,
+      mbarrier_arrive_expect_tx(smem.v_full(stage), Tr::kVBytes);
+      load_tile<kHeadDim, Tr::kBlockN, Tr::kPanelsV>(smem.v(stage), &p.tmap_v, key_row, w.head_kv, w.seq_coord,
                                        smem.v_full(stage));
     }
   }

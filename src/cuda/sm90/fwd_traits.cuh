@@ -23,10 +23,16 @@ struct FwdTraits {
   /// wgmma swizzle atom width).
   static constexpr int kPanelCols = kSwizzle / 2;
   static constexpr int kPanels = kHeadDim / kPanelCols;
+  /// Columns of V (and O) one launch covers: above 256 (the widest wgmma N and the most O
+  /// accumulators a thread can hold) the host runs the kernel once per 256-column half.
+  static constexpr int kHeadDimV = value_columns(kHeadDim);
+  static constexpr int kPanelsV = kHeadDimV / kPanelCols;
   static constexpr uint32_t kQBytes = kBlockM * kHeadDim * 2;
-  static constexpr uint32_t kKvBytes = kBlockN * kHeadDim * 2;
+  static constexpr uint32_t kKBytes = kBlockN * kHeadDim * 2;
+  static constexpr uint32_t kVBytes = kBlockN * kHeadDimV * 2;
   static_assert(kBlockM == 64 * kConsumerWarpgroups && kBlockN % 16 == 0);
-  static_assert(kHeadDim % kPanelCols == 0 && kQBytes % 1024 == 0 && kKvBytes % 1024 == 0);
+  static_assert(kHeadDim % kPanelCols == 0 && kHeadDimV % kPanelCols == 0);
+  static_assert(kQBytes % 1024 == 0 && kKBytes % 1024 == 0 && kVBytes % 1024 == 0);
 };
 
 /// Shared-window addresses of the tiles and barriers, from a 1024-byte aligned base.
@@ -36,12 +42,12 @@ struct SmemLayout {
   uint32_t base;
 
   __device__ uint32_t q() const { return base; }
-  __device__ uint32_t k(int stage) const { return base + Tr::kQBytes + stage * Tr::kKvBytes; }
+  __device__ uint32_t k(int stage) const { return base + Tr::kQBytes + stage * Tr::kKBytes; }
   __device__ uint32_t v(int stage) const {
-    return base + Tr::kQBytes + (Tr::kStages + stage) * Tr::kKvBytes;
+    return base + Tr::kQBytes + Tr::kStages * Tr::kKBytes + stage * Tr::kVBytes;
   }
   __device__ uint32_t barrier(int index) const {
-    return base + Tr::kQBytes + 2 * Tr::kStages * Tr::kKvBytes + 8 * index;
+    return base + Tr::kQBytes + Tr::kStages * (Tr::kKBytes + Tr::kVBytes) + 8 * index;
   }
   __device__ uint32_t q_full() const { return barrier(0); }
   __device__ uint32_t q_empty() const { return barrier(1); }

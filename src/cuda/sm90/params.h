@@ -18,6 +18,7 @@ struct FwdParams {
   int num_m_blocks = 0;
   int num_tiles = 0;  ///< num_m_blocks x heads x sequences
   int grid_ctas = 0;  ///< persistent CTAs: min(num_tiles, SMs)
+  int v_col0 = 0;     ///< first column of V and O this launch covers (head dims above 256)
   CUtensorMap tmap_q;  ///< box: one swizzle panel x kBlockM rows
   CUtensorMap tmap_k;  ///< box: one swizzle panel x kBlockN rows
   CUtensorMap tmap_v;

@@ -6,8 +6,9 @@
 
 namespace flashvision::detail::sm90 {
 
-/// Head-dim buckets the sm90 forward serves (the sm80 buckets: multiples of 16 up to 256).
-inline constexpr int kHeadDimBuckets[] = {32, 48, 64, 80, 96, 128, 160, 192, 256};
+/// Head-dim buckets the sm90 forward serves: the sm80 buckets (multiples of 16 up to 256) and 512
+/// (the VAE's single head), which runs V and O in two 256-column halves.
+inline constexpr int kHeadDimBuckets[] = {32, 48, 64, 80, 96, 128, 160, 192, 256, 512};
 
 /// Smallest bucket holding `head_dim`, or 0 when none does.
 constexpr int head_dim_bucket(long long head_dim) {
@@ -23,6 +24,9 @@ constexpr int swizzle_bytes(int bucket) {
   return bucket % 64 == 0 ? 128 : (bucket % 32 == 0 ? 64 : 32);
 }
 
+/// Columns of V and O one kernel launch covers for a bucket.
+constexpr int value_columns(int bucket) { return bucket > 256 ? 256 : bucket; }
+
 /// kBlockM query rows (64 per consumer warpgroup), kBlockN keys per step, kStages K/V buffers.
 struct FwdTile {
   int block_m;
@@ -30,12 +34,19 @@ struct FwdTile {
   int stages;
 };
 
-/// Forward tile of a bucket. Keys per step shrink at D > 160 so that Q and two stages of K and V
-/// fit in the 227 KiB of shared memory a block may have.
+/// Forward tile of a bucket, chosen on the H200 (docs/perf-notes.md, sm90 v3). Up to D = 96 a third
+/// K/V stage keeps more loads in flight, which short image sequences (ViTs) need most; at D = 128,
+/// 176-key blocks shrink the share of barrier and softmax bookkeeping per FLOP on long
+/// sequences. Above, keys per step shrink so that Q and two stages of K and V fit in the 227 KiB of
+/// shared memory a block may have.
 constexpr FwdTile fwd_tile(int bucket) {
+  if (bucket <= 96) return {128, 128, 3};
+  if (bucket <= 128) return {128, 176, 2};
   if (bucket <= 160) return {128, 128, 2};
   if (bucket <= 192) return {128, 96, 2};
-  return {128, 80, 2};
+  if (bucket <= 256) return {128, 80, 2};
+  // D = 512: a 128 KiB Q tile leaves room for 32-key K (32 KiB) and V halves (16 KiB) per stage.
+  return {128, 32, 2};
 }
 
 /// Consumer warpgroups (64 query rows each) plus one producer warpgroup.
@@ -50,7 +61,8 @@ constexpr std::size_t barrier_bytes(int stages) { return 8 * (2 + 4 * stages); }
 constexpr std::size_t fwd_smem_bytes(int bucket) {
   const FwdTile t = fwd_tile(bucket);
   const std::size_t tiles =
-      static_cast<std::size_t>(t.block_m + 2 * t.stages * t.block_n) * bucket * 2;
+      (static_cast<std::size_t>(t.block_m + t.stages * t.block_n) * bucket +
+       static_cast<std::size_t>(t.stages) * t.block_n * value_columns(bucket)) * 2;
   return tiles + barrier_bytes(t.stages) + 1024;
 }
 

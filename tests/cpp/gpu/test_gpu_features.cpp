@@ -217,6 +217,27 @@ TEST_F(GpuSm90Dispatch, AutomaticForwardPicksSm90) {
   }
 }
 
+TEST_F(GpuSm90Dispatch, AutomaticForwardPicksSm90ForHeadDim512) {
+#ifdef FLASHVISION_TEST_HEAD_DIM_512
+  EXPECT_EQ(selected_backend(args(DType::bf16, 512)), Backend::cuda_sm90);
+#else
+  GTEST_SKIP() << "this build did not compile head-dim bucket 512 (FLASHVISION_HEAD_DIMS)";
+#endif
+}
+
+TEST_F(GpuSm90Dispatch, HeadDimsAbove256RunInValueHalves) {
+  // The VAE's single 512-wide head, and a width whose second half is partly padding.
+  for (const int64_t dim : {512, 320}) {
+    AttentionCase c = dense(DType::bf16, 150, 133, dim);
+    c.heads = c.heads_kv = 1;
+    check_forward(cuda_target(CudaKernel::sm90), c);
+  }
+  AttentionCase c = dense(DType::f16, 77, 300, 512);
+  c.causal = true;
+  c.layout = Layout::torch;
+  check_forward(cuda_target(CudaKernel::sm90), c);
+}
+
 TEST_F(GpuSm90Dispatch, ForcedSm90RejectsFloat32) {
   ForwardArgs a = args(DType::f32, 64);
   a.backend = Backend::cuda_sm90;
