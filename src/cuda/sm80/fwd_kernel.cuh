@@ -14,6 +14,7 @@
 #include "cuda/common/score_mask.cuh"
 #include "cuda/common/tile_io.cuh"
 #include "cuda/common/warp_gemm.cuh"
+#include "cuda/sm80/fwd_kv_stream.cuh"
 #include "cuda/sm80/launch.h"
 #include "cuda/sm80/tile_config.h"
 
@@ -73,21 +74,21 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim>::kThreads)
     const T* k_seq = operand_at<const T>(p.k, seq, r.k_begin, head_kv);
     const T* v_seq = operand_at<const T>(p.v, seq, r.k_begin, head_kv);
     const int64_t k_rs = p.k.row_stride, v_rs = p.v.row_stride;
-    load_tile_async<T, kBlockM, kHeadDim, Tr::kThreads>(q_smem, q_tile, p.q.row_stride, rows_valid,
-                                                        s.head_dim, p.q.data);
+    using KvStream = TileStream<T, kBlockN, kHeadDim, Tr::kThreads>;
+    const uint32_t k_base = ptx::smem_addr(k_smem), v_base = ptx::smem_addr(v_smem);
+    TileStream<T, kBlockM, kHeadDim, Tr::kThreads>::load(ptx::smem_addr(q_smem), q_tile,
+                                                          p.q.row_stride, rows_valid, s.head_dim,
+                                                          p.q.data);
     int n0 = (n_blocks - 1) * kBlockN;
-    load_tile_async<T, kBlockN, kHeadDim, Tr::kThreads>(k_smem, k_seq + n0 * k_rs, k_rs,
-                                                        r.k_len - n0, s.head_dim, p.k.data);
+    KvStream::load(k_base, k_seq + n0 * k_rs, k_rs, r.k_len - n0, s.head_dim, p.k.data);
     ptx::cp_async_commit();
     const uint32_t q_warp = ptx::smem_addr(q_smem + warp_row0 * kLd);
-    const uint32_t k_base = ptx::smem_addr(k_smem), v_base = ptx::smem_addr(v_smem);
     // Walking from the last block down puts the blocks that need masking first.
     for (int n_block = n_blocks - 1; n_block >= 0; --n_block) {
       n0 = n_block * kBlockN;
       ptx::cp_async_wait<0>();
       __syncthreads();  // K[n] has landed and every warp is done with V[n+1]
-      load_tile_async<T, kBlockN, kHeadDim, Tr::kThreads>(v_smem, v_seq + n0 * v_rs, v_rs,
-                                                          r.k_len - n0, s.head_dim, p.v.data);
+      KvStream::load(v_base, v_seq + n0 * v_rs, v_rs, r.k_len - n0, s.head_dim, p.v.data);
       ptx::cp_async_commit();
 
       float acc_s[kMTiles][kBlockN / 8][4];
@@ -107,8 +108,7 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim>::kThreads)
       __syncthreads();  // V[n] has landed and every warp is done with K[n]
       if (n_block > 0) {
         const int next = n0 - kBlockN;
-        load_tile_async<T, kBlockN, kHeadDim, Tr::kThreads>(k_smem, k_seq + next * k_rs, k_rs,
-                                                            r.k_len - next, s.head_dim, p.k.data);
+        KvStream::load(k_base, k_seq + next * k_rs, k_rs, r.k_len - next, s.head_dim, p.k.data);
         ptx::cp_async_commit();
       }
       warp_gemm_rs<T, kMTiles, kDTiles, kBlockN, true>(acc_o, p_frag, v_base, kLd, lane);

@@ -30,11 +30,11 @@ struct FwdTile {
 
 /// Forward tile of a head-dim bucket.
 constexpr FwdTile fwd_tile(int head_dim) {
-  // 16 rows per warp keeps the O accumulator and one score block within 255 registers.
-  if (head_dim <= 64) return {128, 64, 4};
-  if (head_dim <= 128) return {128, 32, 4};
-  if (head_dim <= 192) return {128, 64, 8};
-  return {128, 32, 8};
+  // A warp owns 32 rows (4 warps) or 16 rows (8 warps): the O accumulator plus one score block
+  // stay within 255 registers. Wide key blocks amortize the per-block costs that do not scale with
+  // kBlockN (the O rescale, the row-max shuffles, two barriers) over more tensor-core work.
+  if (head_dim <= 128) return {128, 64, 4};
+  return {128, 64, 8};
 }
 
 /// Forward dynamic shared memory in bytes: Q block, one K and one V block.
