@@ -7,8 +7,11 @@ out, dq, dk and dv; the tests here concatenate the slices and compare them with 
 whole sequence and with a float64 torch reference. Inputs are fresh per run (the module's seed is
 printed on failure; FLASHVISION_TEST_SEED=<seed> reproduces it).
 
-The processes come from a forkserver: forking pytest itself is unsafe once the library's OpenMP
-pool has run (libgomp does not survive fork), and spawning re-imports torch per process (seconds).
+The processes are spawned (fresh interpreters, which re-import torch: seconds per launch). Forking
+pytest is unsafe once the library's OpenMP pool has run (libgomp does not survive fork), and a
+forkserver that preloads this module failed on the GPU machine: torch's autograd engine, once it
+has run in the server, starts per-device threads when CUDA is present, and the forked ranks then
+refuse to run backward ("autograd's threading in combination with fork-based multiprocessing").
 """
 
 import contextlib
@@ -40,20 +43,6 @@ CASES = [(method, causal, heads, heads_kv, n_local, scale)
          for heads, heads_kv, n_local, scale in ((4, 4, 16, None), (8, 4, 23, 0.3))]
 WORLDS = (1, 2, 4)
 METHODS = {"ring": fvd.ring_attention, "ulysses": fvd.ulysses_attention}
-
-
-def _warm_up_ops():
-    """Calls the ops once on meta tensors: their first call costs seconds of torch.library
-    set-up, which the forkserver (importing this module) then pays once instead of per process;
-    meta tensors keep the library's OpenMP pool unstarted there, so forking stays safe."""
-    x = torch.empty(1, 1, 1, 8, device="meta", requires_grad=True)
-    out, _ = _ops.fwd(x, x, x, None, None, 0, 0, 0.0, False)
-    out.sum().backward()
-
-
-_warm_up_ops()
-tmp_mp.get_context("forkserver").set_forkserver_preload(
-    ["torch", "torch.distributed", "flashvision.torch", "flashvision.distributed", __name__])
 
 
 def _case_id(case):
@@ -138,10 +127,10 @@ def _gloo_worker(rank, world, store_path, out_dir, seed):
 
 
 @contextlib.contextmanager
-def _forkserver_environment():
-    """The environment the forkserver starts with (if this launch starts it): this directory on
-    PYTHONPATH, because Python < 3.12's forkserver ignores the parent's sys.path when it preloads
-    this module; one OpenMP thread per rank, because the ranks share the machine's cores."""
+def _rank_environment():
+    """The environment the ranks start with: this directory on PYTHONPATH, so that they can import
+    this module (the worker's home); one OpenMP thread per rank, because the ranks share the
+    machine's cores."""
     saved = {name: os.environ.get(name) for name in ("PYTHONPATH", "OMP_NUM_THREADS")}
     here = os.path.dirname(os.path.abspath(__file__))
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, saved["PYTHONPATH"]) if p)
@@ -159,9 +148,9 @@ def _forkserver_environment():
 def _launch(worker, world, args):
     """Runs worker(rank, world, *args) in world processes; raises with a rank's traceback."""
     try:
-        with _forkserver_environment():
+        with _rank_environment():
             tmp_mp.start_processes(worker, args=(world, *args), nprocs=world,
-                                   start_method="forkserver")
+                                   start_method="spawn")
     except tmp_mp.ProcessRaisedException as exc:
         raise AssertionError(f"a rank failed:\n{exc}") from None
 
