@@ -85,6 +85,34 @@ std::string alignment_problem(const char* name, const Operand& op) {
   return {};
 }
 
+/// Why `path` cannot take p's dtype or head dim (f16/bf16, a multiple of 8 up to max_head_dim,
+/// in a compiled bucket), or empty.
+std::string element_problem(const Problem& p, const char* path, int64_t max_head_dim, int bucket,
+                            bool bucket_compiled, const char* compiled_text) {
+  if (p.dtype != DType::f16 && p.dtype != DType::bf16) {
+    return std::string(path) + " supports f16 and bf16, got " + to_string(p.dtype);
+  }
+  if (p.head_dim % 8 != 0 || p.head_dim > max_head_dim) {
+    return std::string(path) + " needs a head dim that is a multiple of 8 up to " +
+           std::to_string(max_head_dim) + ", got " + std::to_string(p.head_dim);
+  }
+  if (!bucket_compiled) {
+    return "head dim " + std::to_string(p.head_dim) + " needs bucket " + std::to_string(bucket) +
+           ", which this build did not compile (compiled: " + compiled_text +
+           "; see FLASHVISION_HEAD_DIMS)";
+  }
+  return {};
+}
+
+/// Why q, k, v or out cannot be read or written with 16-byte accesses, or empty.
+std::string forward_alignment_problem(const Problem& p) {
+  std::string bad;
+  for (const auto& [name, op] : {std::pair{"q", &p.q}, {"k", &p.k}, {"v", &p.v}, {"out", &p.out}}) {
+    if (bad.empty()) bad = alignment_problem(name, *op);
+  }
+  return bad;
+}
+
 bool fail(std::string* why, const std::string& message) {
   if (why != nullptr) *why = message;
   return false;
@@ -155,24 +183,14 @@ std::vector<std::string> cuda_device_descriptions() {
 }
 
 bool cuda_supports(const Problem& p, bool backward, std::string* why) {
-  if (p.dtype != DType::f16 && p.dtype != DType::bf16) {
-    return fail(why,
-                std::string("the CUDA backend supports f16 and bf16, got ") + to_string(p.dtype));
-  }
-  if (p.head_dim % 8 != 0 || p.head_dim > 256) {
-    return fail(why, "the CUDA backend needs a head dim that is a multiple of 8 up to 256, got " +
-                         std::to_string(p.head_dim));
-  }
   const int bucket = sm80::head_dim_bucket(p.head_dim);
-  if (!sm80::bucket_compiled(bucket)) {
-    return fail(why, "head dim " + std::to_string(p.head_dim) + " needs bucket " +
-                         std::to_string(bucket) + ", which this build did not compile (compiled: " +
-                         sm80::compiled_buckets_text() + "; see FLASHVISION_HEAD_DIMS)");
+  if (std::string bad = element_problem(p, "the CUDA backend", 256, bucket,
+                                        sm80::bucket_compiled(bucket),
+                                        sm80::compiled_buckets_text());
+      !bad.empty()) {
+    return fail(why, bad);
   }
-  std::string bad;
-  for (const auto& [name, op] : {std::pair{"q", &p.q}, {"k", &p.k}, {"v", &p.v}, {"out", &p.out}}) {
-    if (bad.empty()) bad = alignment_problem(name, *op);
-  }
+  std::string bad = forward_alignment_problem(p);
   if (backward) {
     for (const auto& [name, op] :
          {std::pair{"dout", &p.dout}, {"dq", &p.dq}, {"dk", &p.dk}, {"dv", &p.dv}}) {
@@ -293,18 +311,12 @@ sm90::OperandGeometry geometry(const Problem& p, const Operand& op, bool keys) {
 }  // namespace
 
 bool cuda_sm90_supports(const Problem& p, std::string* why) {
-  if (p.dtype != DType::f16 && p.dtype != DType::bf16) {
-    return fail(why, std::string("the sm90 forward supports f16 and bf16, got ") +
-                         to_string(p.dtype));
-  }
-  if (p.head_dim % 8 != 0 || p.head_dim > 512) {
-    return fail(why, "the sm90 forward needs a head dim that is a multiple of 8 up to 512, got " +
-                         std::to_string(p.head_dim));
-  }
   const int bucket = sm90::head_dim_bucket(p.head_dim);
-  if (!sm90::bucket_compiled(bucket)) {
-    return fail(why, "head dim " + std::to_string(p.head_dim) + " needs bucket " +
-                         std::to_string(bucket) + ", which this build did not compile");
+  if (std::string bad = element_problem(p, "the sm90 forward", 512, bucket,
+                                        sm90::bucket_compiled(bucket),
+                                        sm90::compiled_buckets_text());
+      !bad.empty()) {
+    return fail(why, bad);
   }
   if (std::string device = device_problem(p); !device.empty()) return fail(why, device);
   const DeviceInfo info = device_info(p.device_index);
@@ -317,10 +329,7 @@ bool cuda_sm90_supports(const Problem& p, std::string* why) {
     return fail(why, "the sm90 forward of bucket " + std::to_string(bucket) +
                          " needs more shared memory than the device allows");
   }
-  std::string bad;
-  for (const auto& [name, op] : {std::pair{"q", &p.q}, {"k", &p.k}, {"v", &p.v}, {"out", &p.out}}) {
-    if (bad.empty()) bad = alignment_problem(name, *op);
-  }
+  std::string bad = forward_alignment_problem(p);
   for (const auto& [name, op, keys] :
        {std::tuple{"q", &p.q, false}, {"k", &p.k, true}, {"v", &p.v, true}}) {
     if (const char* problem = sm90::tensor_map_problem(geometry(p, *op, keys));

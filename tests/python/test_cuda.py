@@ -11,13 +11,9 @@ import torch.nn.functional as F  # noqa: E402
 import flashvision  # noqa: E402
 import flashvision.torch as fvt  # noqa: E402
 import fv_torch_reference as tref  # noqa: E402
+from fv_torch_support import cuda_module_marks  # noqa: E402
 
-pytestmark = [
-    pytest.mark.cuda,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU"),
-    pytest.mark.skipif("cuda-sm80" not in flashvision.compiled_backends(),
-                       reason="flashvision was built without CUDA (FLASHVISION_CUDA=OFF, no nvcc)"),
-]
+pytestmark = cuda_module_marks()
 
 DTYPES = [torch.float16, torch.bfloat16]
 

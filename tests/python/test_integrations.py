@@ -6,25 +6,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import fv_torch_reference as tref  # noqa: E402
+from fv_torch_support import count_flashvision_calls  # noqa: E402
 
 
 @pytest.fixture
 def gen(seed):
     torch.manual_seed(seed)
     return torch.Generator().manual_seed(seed)
-
-
-def _count_flashvision_calls(monkeypatch, module):
-    """Counts calls of flashvision's op made through `module` (so a silent fallback fails)."""
-    calls = []
-    forward = module._functional.forward
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return forward(*args, **kwargs)
-
-    monkeypatch.setattr(module._functional, "forward", counting)
-    return calls
 
 
 # ---------------------------------------------------------------- timm
@@ -39,7 +27,7 @@ def timm():
 def test_timm_vit_b16_patched_matches_unpatched(gen, timm, monkeypatch):
     from flashvision.integrations import timm as fv_timm
 
-    calls = _count_flashvision_calls(monkeypatch, fv_timm)
+    calls = count_flashvision_calls(monkeypatch, fv_timm)
 
     model = timm.create_model("vit_base_patch16_224", pretrained=False).eval()
     x = tref.randn(gen, (1, 3, 224, 224))
@@ -125,7 +113,7 @@ def _compare_processors(model, run, atol=1e-4):
 def test_diffusers_unet2d_condition(gen, diffusers, monkeypatch):
     from flashvision.integrations import diffusers as fv_diffusers
 
-    calls = _count_flashvision_calls(monkeypatch, fv_diffusers)
+    calls = count_flashvision_calls(monkeypatch, fv_diffusers)
     unet = diffusers.UNet2DConditionModel(
         sample_size=16, in_channels=4, out_channels=4, layers_per_block=1,
         block_out_channels=(32, 64), norm_num_groups=8, cross_attention_dim=24,

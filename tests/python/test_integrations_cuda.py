@@ -7,15 +7,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import flashvision  # noqa: E402
 import fv_torch_reference as tref  # noqa: E402
+from fv_torch_support import count_flashvision_calls, cuda_module_marks  # noqa: E402
 
-pytestmark = [
-    pytest.mark.cuda,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU"),
-    pytest.mark.skipif("cuda-sm80" not in flashvision.compiled_backends(),
-                       reason="flashvision was built without CUDA (FLASHVISION_CUDA=OFF, no nvcc)"),
-]
+pytestmark = cuda_module_marks()
 
 
 @pytest.fixture
@@ -39,23 +34,11 @@ def _assert_as_accurate_as_torch(out, expected, reference, what):
         f"{what}: flashvision's error {ours:.3g} against float32, torch's own {torch_error:.3g}")
 
 
-def _count_calls(monkeypatch, module):
-    calls = []
-    forward = module._functional.forward
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return forward(*args, **kwargs)
-
-    monkeypatch.setattr(module._functional, "forward", counting)
-    return calls
-
-
 def test_timm_vit_b16_bf16(gen, monkeypatch):
     timm = pytest.importorskip("timm")
     from flashvision.integrations import timm as fv_timm
 
-    calls = _count_calls(monkeypatch, fv_timm)
+    calls = count_flashvision_calls(monkeypatch, fv_timm)
     model = timm.create_model("vit_base_patch16_224", pretrained=False).eval().cuda()
     x = tref.randn(gen, (4, 3, 224, 224), device="cuda")
     with torch.no_grad():
@@ -106,7 +89,7 @@ def test_diffusers_unet2d_condition_fp16(gen, monkeypatch):
     diffusers = pytest.importorskip("diffusers")
     from flashvision.integrations import diffusers as fv_diffusers
 
-    calls = _count_calls(monkeypatch, fv_diffusers)
+    calls = count_flashvision_calls(monkeypatch, fv_diffusers)
     unet = diffusers.UNet2DConditionModel(
         sample_size=32, in_channels=4, out_channels=4, layers_per_block=1,
         block_out_channels=(64, 128), norm_num_groups=8, cross_attention_dim=48,

@@ -26,6 +26,8 @@ void forward_in(sm80::HeadDimList<kDims...>, int bucket, const FwdParams& params
 
 bool bucket_compiled(int bucket) { return contains(sm80::Sm90CompiledHeadDims{}, bucket); }
 
+const char* compiled_buckets_text() { return sm80::kSm90CompiledHeadDimsText; }
+
 void forward(DType dtype, int bucket, const FwdParams& params, void* stream) {
   switch (dtype) {
     case DType::f16: return forward_in<DType::f16>(sm80::Sm90CompiledHeadDims{}, bucket, params, stream);

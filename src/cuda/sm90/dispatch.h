@@ -8,6 +8,8 @@ namespace flashvision::detail::sm90 {
 
 /// Whether this build compiled the sm90 forward of the head-dim bucket.
 bool bucket_compiled(int bucket);
+/// Comma-separated list of the compiled sm90 buckets, for messages.
+const char* compiled_buckets_text();
 /// Forward for a f16/bf16 problem in a bucket this build compiled (FLASHVISION_HEAD_DIMS).
 void forward(DType dtype, int bucket, const FwdParams& params, void* stream);
 
