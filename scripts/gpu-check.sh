@@ -59,6 +59,9 @@ if has_stage build; then
   build_rc=$?
   grep -E "spill|error|C75" "$OUT/build.log" | grep -v " 0 bytes spill" | head -20 >>"$summary"
   note "build rc=$build_rc ($(elapsed))"
+  # The Hopper kernels must use wgmma (HGMMA in SASS); 0 means they were not built for sm_90a.
+  lib=$(find "$BUILD" -maxdepth 1 -name 'libflashvision.so*' -type f | head -1)
+  [ -n "$lib" ] && note "HGMMA instructions in $(basename "$lib"): $(cuobjdump -sass "$lib" 2>/dev/null | grep -c HGMMA)"
 fi
 
 if has_stage tests; then
