@@ -202,8 +202,12 @@ class GpuSm90Dispatch : public GpuTest<> {
     return a;
   }
 
+  /// Frees the buffers (also between the head dims of one test).
   void TearDown() override {
-    for (void* buffer : buffers_) cudaFree(buffer);
+    for (void*& buffer : buffers_) {
+      cudaFree(buffer);
+      buffer = nullptr;
+    }
   }
 
  private:
@@ -211,10 +215,20 @@ class GpuSm90Dispatch : public GpuTest<> {
 };
 
 TEST_F(GpuSm90Dispatch, AutomaticForwardPicksSm90) {
+  int checked = 0;
   for (const int64_t dim : {40, 64, 80, 128, 160, 256}) {
-    EXPECT_EQ(selected_backend(args(DType::bf16, dim)), Backend::cuda_sm90) << "head dim " << dim;
+    try {
+      EXPECT_EQ(selected_backend(args(DType::bf16, dim)), Backend::cuda_sm90) << "head dim " << dim;
+      ++checked;
+    } catch (const Error& e) {
+      // A build restricted with FLASHVISION_HEAD_DIMS lacks some buckets: a build choice.
+      if (std::string(e.what()).find("which this build did not compile") == std::string::npos) {
+        ADD_FAILURE() << "head dim " << dim << ": " << e.what();
+      }
+    }
     TearDown();
   }
+  if (checked == 0) GTEST_SKIP() << "this build compiled none of the checked head-dim buckets";
 }
 
 TEST_F(GpuSm90Dispatch, AutomaticForwardPicksSm90ForHeadDim512) {
