@@ -224,18 +224,24 @@ bool cuda_supports(const Problem& p, bool backward, std::string* why) {
 
 namespace {
 
-/// Fills what forward and backward parameters share: shapes and the q, k, v, out, lse operands.
+/// Fills the shapes and the out and lse operands (the sm80 and sm90 parameters share these).
 template <typename Params>
-void set_common_params(Params& params, const Problem& p) {
+void set_output_params(Params& params, const Problem& p) {
   params.shape = shape_params(p);
-  params.q = tensor_params(p.q);
-  params.k = tensor_params(p.k);
-  params.v = tensor_params(p.v);
   params.out = tensor_params(p.out);
   params.lse = p.lse.data;
   params.lse_seq_stride = p.lse.seq_stride;
   params.lse_head_stride = p.lse.head_stride;
   params.lse_row_stride = p.lse.row_stride;
+}
+
+/// Fills what forward and backward parameters share: shapes and the q, k, v, out, lse operands.
+template <typename Params>
+void set_common_params(Params& params, const Problem& p) {
+  set_output_params(params, p);
+  params.q = tensor_params(p.q);
+  params.k = tensor_params(p.k);
+  params.v = tensor_params(p.v);
 }
 
 }  // namespace
@@ -339,10 +345,12 @@ bool cuda_sm90_supports(const Problem& p, std::string* why) {
   }
   if (!bad.empty()) return fail(why, bad);
   const int64_t rows = p.varlen ? std::max(p.total_q, p.total_k) : std::max(p.seqlen_q, p.seqlen_k);
-  if (rows > INT32_MAX - 256) return fail(why, "the sm90 forward addresses rows with 32-bit TMA coordinates");
+  if (rows > INT32_MAX - 256) {
+    return fail(why, "the sm90 forward addresses rows with 32-bit TMA coordinates");
+  }
   const int64_t tile_m = sm90::fwd_tile(bucket).block_m;
   if (ceil_div(p.seqlen_q, tile_m) * p.batch * p.heads > INT32_MAX) {
-    return fail(why, "the problem needs more than 2^31 CTAs");
+    return fail(why, "the problem needs more than 2^31 tiles of the sm90 schedule");
   }
   return true;
 }
@@ -352,12 +360,7 @@ void cuda_forward_sm90(const Problem& p) {
   const int bucket = sm90::head_dim_bucket(p.head_dim);
   const sm90::FwdTile tile = sm90::fwd_tile(bucket);
   sm90::FwdParams params;
-  params.shape = shape_params(p);
-  params.out = tensor_params(p.out);
-  params.lse = p.lse.data;
-  params.lse_seq_stride = p.lse.seq_stride;
-  params.lse_head_stride = p.lse.head_stride;
-  params.lse_row_stride = p.lse.row_stride;
+  set_output_params(params, p);
   params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, tile.block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
   params.num_tiles = static_cast<int>(params.num_m_blocks * p.batch * p.heads);

@@ -19,7 +19,7 @@ void cuda_backward(const Problem& p);
 /// not.
 bool cuda_supports(const Problem& p, bool backward, std::string* why);
 /// Whether the Hopper forward (sm90: TMA, wgmma, warp specialization) runs this problem: a build
-/// with sm_90a code, a compute capability 9.0 device, f16/bf16, head dim up to 256 and operands
+/// with sm_90a code, a compute capability 9.0 device, f16/bf16, head dim up to 512 and operands
 /// TMA can address; `why` says why not.
 bool cuda_sm90_supports(const Problem& p, std::string* why);
 /// Queues the Hopper forward on p.stream. Precondition: cuda_sm90_supports(p).

@@ -64,9 +64,7 @@ class PingPong {
   __device__ void pass_turn() const { arrive(1 - consumer_); }
 
  private:
-  __device__ static void arrive(int consumer) {
-    asm volatile("bar.arrive %0, %1;\n" ::"r"(1 + consumer), "r"(256) : "memory");
-  }
+  __device__ static void arrive(int consumer) { named_barrier_arrive(1 + consumer, 256); }
   int consumer_;
 };
 
