@@ -11,6 +11,7 @@
 #include "cuda/common/ptx.cuh"
 #include "cuda/common/score_mask.cuh"
 #include "cuda/common/warp_gemm.cuh"
+#include "cuda/sm90/fwd_epilogue.cuh"
 #include "cuda/sm90/fwd_traits.cuh"
 #include "cuda/sm90/ptx_sm90.cuh"
 #include "cuda/sm90/wgmma_ops.cuh"
@@ -68,33 +69,6 @@ class PingPong {
   int consumer_;
 };
 
-/// Writes this warpgroup's rows of O (normalized; columns from p.v_col0) and their LSE.
-template <typename T, int kHeadDimV>
-__device__ __forceinline__ void store_output(const FwdParams& p, const WorkTile& w, int row0,
-                                             const float (&acc_o)[1][kHeadDimV / 8][4],
-                                             const float (&inv_sum)[1][2],
-                                             const float (&lse)[1][2], int lane) {
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int row = row0 + lane / 4 + half * 8;
-    if (row >= w.rows.q_len) continue;
-    T* out_row = operand_at<T>(p.out, w.seq, w.rows.q_begin + row, w.head) + p.v_col0;
-#pragma unroll
-    for (int d = 0; d < kHeadDimV / 8; ++d) {
-      const int col = d * 8 + 2 * (lane % 4);
-      if (p.v_col0 + d * 8 < p.shape.head_dim) {
-        *reinterpret_cast<uint32_t*>(out_row + col) =
-            ptx::pack2<T>(acc_o[0][d][2 * half] * inv_sum[0][half],
-                          acc_o[0][d][2 * half + 1] * inv_sum[0][half]);
-      }
-    }
-    if (p.lse != nullptr && lane % 4 == 0) {
-      p.lse[w.seq * p.lse_seq_stride + w.head * p.lse_head_stride +
-            (w.rows.q_begin + row) * p.lse_row_stride] = lse[0][half];
-    }
-  }
-}
-
 /// Per-tile state of a consumer warpgroup and the steps of its loop.
 template <typename T, int kHeadDim>
 struct Consumer {
@@ -140,7 +114,8 @@ struct Consumer {
     if (w.n_blocks > 0) run_blocks(w, ring, q_round);
     float inv_sum[1][2], lse[1][2];
     softmax.finalize(p.shape.scale, inv_sum, lse);
-    store_output<T, Tr::kHeadDimV>(p, w, w.m0 + consumer * 64 + warp * 16, acc_o, inv_sum, lse, lane);
+    store_output<T, kHeadDim>(p, w, w.m0 + consumer * 64 + warp * 16, acc_o, inv_sum, lse,
+                              smem.staging(consumer * 4 + warp), lane);
   }
 
   __device__ void run_blocks(const WorkTile& w, RingPosition<Tr::kStages>& ring, int& q_round) {

@@ -30,6 +30,9 @@ struct FwdTraits {
   static constexpr uint32_t kQBytes = kBlockM * kHeadDim * 2;
   static constexpr uint32_t kKBytes = kBlockN * kHeadDim * 2;
   static constexpr uint32_t kVBytes = kBlockN * kHeadDimV * 2;
+  /// 64-column panels of O a consumer warp stages for the epilogue (0: direct stores).
+  static constexpr int kEpiloguePanels = epilogue_panels(kHeadDim);
+  static constexpr uint32_t kStagingBytes = kEpiloguePanels * kStagingPanelBytes;
   static_assert(kBlockM == 64 * kConsumerWarpgroups && kBlockN % 16 == 0);
   static_assert(kHeadDim % kPanelCols == 0 && kHeadDimV % kPanelCols == 0);
   static_assert(kQBytes % 1024 == 0 && kKBytes % 1024 == 0 && kVBytes % 1024 == 0);
@@ -46,8 +49,13 @@ struct SmemLayout {
   __device__ uint32_t v(int stage) const {
     return base + Tr::kQBytes + Tr::kStages * Tr::kKBytes + stage * Tr::kVBytes;
   }
+  /// O staging buffer of consumer warp `warp` (0 .. 4 * kConsumerWarpgroups - 1).
+  __device__ uint32_t staging(int warp) const {
+    return base + Tr::kQBytes + Tr::kStages * (Tr::kKBytes + Tr::kVBytes) +
+           warp * Tr::kStagingBytes;
+  }
   __device__ uint32_t barrier(int index) const {
-    return base + Tr::kQBytes + Tr::kStages * (Tr::kKBytes + Tr::kVBytes) + 8 * index;
+    return staging(kConsumerWarpgroups * 4) + 8 * index;
   }
   __device__ uint32_t q_full() const { return barrier(0); }
   __device__ uint32_t q_empty() const { return barrier(1); }

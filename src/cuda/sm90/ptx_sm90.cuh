@@ -1,6 +1,6 @@
 // Wrappers over the Hopper (sm_90a) instructions the sm90 kernels are built from: mbarriers, TMA
 // tensor loads, wgmma bookkeeping (fence, commit, wait), shared-memory matrix descriptors,
-// setmaxnreg and named barriers. The wgmma instructions themselves are in wgmma_ops.cuh
+// stmatrix, setmaxnreg and named barriers. The wgmma instructions themselves are in wgmma_ops.cuh
 // (generated). Facts and sources: shared/HOPPER.md.
 #pragma once
 
@@ -96,6 +96,27 @@ __device__ __forceinline__ uint64_t smem_descriptor(uint32_t addr, uint32_t lead
          (static_cast<uint64_t>(leading_bytes >> 4) << 16) |
          (static_cast<uint64_t>(stride_bytes >> 4) << 32) |
          (static_cast<uint64_t>(swizzle_mode) << 62);
+}
+
+// ---- epilogue staging ------------------------------------------------------------------------
+
+/// Stores four 8x8 matrices of 16-bit elements from mma accumulator fragments: register r of a
+/// lane holds row lane / 4, columns 2 (lane % 4) and +1 of matrix r, and lane i gives the
+/// shared address of row i % 8 of matrix i / 8 (16 bytes each).
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2,
+                                            uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+
+__device__ __forceinline__ uint4 ld_shared_v4(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
 }
 
 // ---- warp roles --------------------------------------------------------------------------------

@@ -56,14 +56,38 @@ inline constexpr int kThreads = (kConsumerWarpgroups + 1) * 128;
 /// Bytes of the 8-byte mbarriers: Q full and empty, and per stage K full, V full, K empty, V empty.
 constexpr std::size_t barrier_bytes(int stages) { return 8 * (2 + 4 * stages); }
 
-/// Dynamic shared memory of the forward: Q, the K and V stages, the barriers, and 1 KiB of slack
-/// to align the swizzled tiles to 1024 bytes (the 128-byte swizzle pattern's period).
-constexpr std::size_t fwd_smem_bytes(int bucket) {
+/// Shared memory one block may use on sm90 (the opt-in maximum of the H100 and H200).
+inline constexpr std::size_t kMaxSmemBytes = 227 * 1024;
+
+/// Bytes of the pipeline: Q, the K and V stages, the barriers, and 1 KiB of slack to align the
+/// swizzled tiles to 1024 bytes (the 128-byte swizzle pattern's period).
+constexpr std::size_t fwd_pipeline_bytes(int bucket) {
   const FwdTile t = fwd_tile(bucket);
   const std::size_t tiles =
       (static_cast<std::size_t>(t.block_m + t.stages * t.block_n) * bucket +
        static_cast<std::size_t>(t.stages) * t.block_n * value_columns(bucket)) * 2;
   return tiles + barrier_bytes(t.stages) + 1024;
+}
+
+/// Bytes of one 64-column panel of a consumer warp's O staging buffer: 16 rows of 128 bytes.
+inline constexpr std::size_t kStagingPanelBytes = 16 * 128;
+
+/// 64-column panels of O each consumer warp stages in shared memory so that the epilogue writes
+/// whole 16-byte chunks of rows: as many as O has, or as fit next to the pipeline (O then passes
+/// through in several rounds). 0 where nothing fits (D = 256 and 512), which keeps the direct
+/// stores from the accumulators.
+constexpr int epilogue_panels(int bucket) {
+  const int wanted = (value_columns(bucket) + 63) / 64;
+  const std::size_t per_panel = kConsumerWarpgroups * 4 * kStagingPanelBytes;
+  const int fitting = static_cast<int>((kMaxSmemBytes - fwd_pipeline_bytes(bucket)) / per_panel);
+  return wanted < fitting ? wanted : fitting;
+}
+
+/// Dynamic shared memory of the forward: the pipeline and the consumer warps' O staging.
+constexpr std::size_t fwd_smem_bytes(int bucket) {
+  return fwd_pipeline_bytes(bucket) +
+         static_cast<std::size_t>(epilogue_panels(bucket)) * kConsumerWarpgroups * 4 *
+             kStagingPanelBytes;
 }
 
 }  // namespace flashvision::detail::sm90

@@ -1,0 +1,149 @@
+// The epilogue of a consumer warp of the sm90 forward: its 16 rows of O, normalized, and their LSE.
+// Where shared memory allows (fwd_traits.cuh, kEpiloguePanels), each warp passes O through a
+// private staging buffer: stmatrix turns the accumulator layout (a quad of lanes per 8 columns of
+// a row) into rows, so that the global stores are whole 16-byte chunks, consecutive lanes on
+// consecutive chunks of a row, instead of 4-byte pieces that half-fill 32-byte sectors. The buffer
+// belongs to one warp, so __syncwarp is all the ordering it needs and the other warps (and the
+// ping-pong of the warpgroups) are left alone.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+
+#include "cuda/common/ptx.cuh"
+#include "cuda/common/tile_io.cuh"
+#include "cuda/sm90/fwd_traits.cuh"
+#include "cuda/sm90/ptx_sm90.cuh"
+
+namespace flashvision::detail::sm90 {
+
+/// Writes the LSE of this thread's two rows (one lane of each quad).
+__device__ __forceinline__ void store_lse(const FwdParams& p, const WorkTile& w, int row0,
+                                          const float (&lse)[1][2], int lane) {
+  if (p.lse == nullptr || lane % 4 != 0) return;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int row = row0 + lane / 4 + half * 8;
+    if (row < w.rows.q_len) {
+      p.lse[w.seq * p.lse_seq_stride + w.head * p.lse_head_stride +
+            (w.rows.q_begin + row) * p.lse_row_stride] = lse[0][half];
+    }
+  }
+}
+
+/// O straight from the accumulators: 4-byte stores, columns from p.v_col0.
+template <typename T, int kHeadDimV>
+__device__ __forceinline__ void store_output_direct(const FwdParams& p, const WorkTile& w,
+                                                    int row0,
+                                                    const float (&acc_o)[1][kHeadDimV / 8][4],
+                                                    const float (&inv_sum)[1][2], int lane) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int row = row0 + lane / 4 + half * 8;
+    if (row >= w.rows.q_len) continue;
+    T* out_row = operand_at<T>(p.out, w.seq, w.rows.q_begin + row, w.head) + p.v_col0;
+#pragma unroll
+    for (int d = 0; d < kHeadDimV / 8; ++d) {
+      const int col = d * 8 + 2 * (lane % 4);
+      if (p.v_col0 + d * 8 < p.shape.head_dim) {
+        *reinterpret_cast<uint32_t*>(out_row + col) =
+            ptx::pack2<T>(acc_o[0][d][2 * half] * inv_sum[0][half],
+                          acc_o[0][d][2 * half + 1] * inv_sum[0][half]);
+      }
+    }
+  }
+}
+
+/// `x`, through an empty volatile asm the compiler cannot see through: the epilogue's addresses
+/// derive from it, so they are computed when the epilogue runs rather than hoisted out of the
+/// tile loop, where they would hold registers through the main loop (and spill at D = 128).
+__device__ __forceinline__ int opaque(int x) {
+  asm volatile("" : "+r"(x));
+  return x;
+}
+
+/// Shared address of 16-byte chunk `chunk` of row `row` (0..15) in a warp's staging buffer:
+/// 64-column panels of 16 rows x 128 bytes, the chunk index XORed with the row so that the eight
+/// rows of an stmatrix matrix, and the eight chunks of a row read back, fall in different banks.
+__device__ __forceinline__ uint32_t staging_chunk(uint32_t buffer, int row, int chunk) {
+  return buffer + static_cast<uint32_t>((chunk / 8) * static_cast<int>(kStagingPanelBytes) +
+                                        row * 128 + (((chunk % 8) ^ (row % 8)) * 16));
+}
+
+/// Columns [kCol0, kCol0 + kCols) of the warp's O through its staging buffer.
+template <typename T, int kHeadDimV, int kCol0, int kCols>
+__device__ __forceinline__ void store_columns_staged(const FwdParams& p, const WorkTile& w,
+                                                     int row0,
+                                                     const float (&acc_o)[1][kHeadDimV / 8][4],
+                                                     const float (&inv_sum)[1][2],
+                                                     uint32_t buffer, int lane) {
+  static_assert(kCol0 % 16 == 0 && kCols % 16 == 0);
+  // Lane i addresses row i % 8 of matrix i / 8: matrices 0 and 1 are rows 0-7 and 8-15 of the
+  // first 8 columns of a 16-column pair, 2 and 3 the same of the next 8.
+  const int matrix = lane / 8;
+  const int st_row = lane % 8 + 8 * (matrix % 2);
+  const float inv0 = inv_sum[0][0], inv1 = inv_sum[0][1];
+#pragma unroll
+  for (int pair = 0; pair < kCols / 16; ++pair) {
+    const int d = kCol0 / 8 + 2 * pair;
+    stmatrix_x4(staging_chunk(buffer, st_row, 2 * pair + matrix / 2),
+                ptx::pack2<T>(acc_o[0][d][0] * inv0, acc_o[0][d][1] * inv0),
+                ptx::pack2<T>(acc_o[0][d][2] * inv1, acc_o[0][d][3] * inv1),
+                ptx::pack2<T>(acc_o[0][d + 1][0] * inv0, acc_o[0][d + 1][1] * inv0),
+                ptx::pack2<T>(acc_o[0][d + 1][2] * inv1, acc_o[0][d + 1][3] * inv1));
+  }
+  __syncwarp();
+  constexpr int kChunksPerRow = kCols / 8;
+  T* const out = operand_at<T>(p.out, w.seq, w.rows.q_begin + row0, w.head) + p.v_col0 + kCol0;
+  const int rows_valid = w.rows.q_len - row0;
+  const int cols_valid = p.shape.head_dim - p.v_col0 - kCol0;
+#pragma unroll
+  for (int step = 0; step < kChunksPerRow / 2; ++step) {  // 16 rows x kChunksPerRow over 32 lanes
+    const int index = step * 32 + lane;
+    const int row = index / kChunksPerRow;
+    const int chunk = index % kChunksPerRow;
+    if (row < rows_valid && chunk * 8 < cols_valid) {
+      *reinterpret_cast<uint4*>(out + row * p.out.row_stride + chunk * 8) =
+          ld_shared_v4(staging_chunk(buffer, row, chunk));
+    }
+  }
+  // The next round (or tile) overwrites the buffer only after every lane has read its chunks.
+  __syncwarp();
+}
+
+/// O through the staging buffer in rounds of kEpiloguePanels panels.
+template <typename T, int kHeadDim, int... kRound>
+__device__ __forceinline__ void store_output_staged(
+    const FwdParams& p, const WorkTile& w, int row0,
+    const float (&acc_o)[1][FwdTraits<kHeadDim>::kHeadDimV / 8][4], const float (&inv_sum)[1][2],
+    uint32_t buffer, int lane, std::integer_sequence<int, kRound...>) {
+  using Tr = FwdTraits<kHeadDim>;
+  constexpr int kRoundCols = Tr::kEpiloguePanels * 64;
+  (store_columns_staged<T, Tr::kHeadDimV, kRound * kRoundCols,
+                        (Tr::kHeadDimV - kRound * kRoundCols < kRoundCols
+                             ? Tr::kHeadDimV - kRound * kRoundCols
+                             : kRoundCols)>(p, w, row0, acc_o, inv_sum, buffer, lane),
+   ...);
+}
+
+/// Writes a warp's 16 rows of O (from row0; rows past q_len and columns past the head dim are
+/// never written) and their LSE. `buffer` is the warp's staging buffer where it has one.
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void store_output(
+    const FwdParams& p, const WorkTile& w, int row0,
+    const float (&acc_o)[1][FwdTraits<kHeadDim>::kHeadDimV / 8][4], const float (&inv_sum)[1][2],
+    const float (&lse)[1][2], uint32_t buffer, int lane) {
+  using Tr = FwdTraits<kHeadDim>;
+  if constexpr (Tr::kEpiloguePanels > 0) {
+    constexpr int kRoundCols = Tr::kEpiloguePanels * 64;
+    store_output_staged<T, kHeadDim>(
+        p, w, row0, acc_o, inv_sum, static_cast<uint32_t>(opaque(static_cast<int>(buffer))),
+        opaque(lane),
+        std::make_integer_sequence<int, (Tr::kHeadDimV + kRoundCols - 1) / kRoundCols>{});
+  } else {
+    store_output_direct<T, Tr::kHeadDimV>(p, w, row0, acc_o, inv_sum, lane);
+  }
+  store_lse(p, w, row0, lse, lane);
+}
+
+}  // namespace flashvision::detail::sm90
