@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "cuda/common/cuda_check.h"
+#include "cuda/sm80/bwd_split.h"
 #include "cuda/sm80/dispatch.h"
 #include "cuda/sm80/params.h"
 #include "cuda/sm80/tile_config.h"
@@ -256,6 +257,20 @@ void cuda_forward(const Problem& p) {
   sm80::forward(p.dtype, bucket, params, p.stream);
 }
 
+namespace {
+
+/// Query splits of the backward grid (see bwd_split.h), from the device's SM count.
+int backward_splits(const Problem& p, const sm80::BwdParams& params, int bucket) {
+  const int64_t ctas = (p.deterministic ? 1 : params.num_n_blocks) * p.batch * p.heads_kv;
+  const int64_t query_blocks = ceil_div(p.seqlen_q, sm80::bwd_tile(bucket).block_m);
+  const int64_t partial_bytes = 2 * p.heads_kv * params.partial_rows * p.head_dim *
+                                static_cast<int64_t>(sizeof(float));
+  return sm80::bwd_query_splits(ctas, query_blocks, device_info(p.device_index).sm_count,
+                                partial_bytes);
+}
+
+}  // namespace
+
 void cuda_backward(const Problem& p) {
   DeviceGuard guard(p.device_index);
   const int bucket = sm80::head_dim_bucket(p.head_dim);
@@ -268,18 +283,32 @@ void cuda_backward(const Problem& p) {
   params.accum_rows = params.shape.total_q;
   params.num_n_blocks = static_cast<int>(ceil_div(p.seqlen_k, sm80::bwd_tile(bucket).block_n));
   params.deterministic = p.deterministic;
+  params.partial_rows = params.shape.total_k;
   if (p.batch == 0 || p.heads == 0) return;
+  params.num_splits = params.num_n_blocks > 0 ? backward_splits(p, params, bucket) : 1;
 
   auto* stream = static_cast<cudaStream_t>(p.stream);
   const std::size_t dq_floats = static_cast<std::size_t>(p.heads * params.accum_rows * p.head_dim);
-  const std::size_t bytes =
-      (dq_floats + static_cast<std::size_t>(p.heads * params.accum_rows)) * sizeof(float);
+  const std::size_t dvec_floats = static_cast<std::size_t>(p.heads * params.accum_rows);
+  // All splits' partial dK (and as many for dV); none without a split.
+  const std::size_t partial_floats =
+      params.num_splits > 1
+          ? static_cast<std::size_t>(params.num_splits * p.heads_kv * params.partial_rows *
+                                     p.head_dim)
+          : 0;
+  const std::size_t bytes = (dq_floats + dvec_floats + 2 * partial_floats) * sizeof(float);
   void* workspace = nullptr;
   if (bytes > 0) {
     cuda_check(cudaMallocAsync(&workspace, bytes, stream), "cudaMallocAsync (backward workspace)");
   }
   params.dq_accum = static_cast<float*>(workspace);
-  params.dvec = params.dq_accum + dq_floats;
+  // dQ and the partials first: their sizes are multiples of head_dim (a multiple of 8), so each
+  // starts 32-byte aligned for the vector accesses.
+  if (partial_floats > 0) {
+    params.dk_partial = params.dq_accum + dq_floats;
+    params.dv_partial = params.dk_partial + partial_floats;
+  }
+  params.dvec = params.dq_accum + dq_floats + 2 * partial_floats;
   try {
     if (bytes > 0) {
       cuda_check(cudaMemsetAsync(params.dq_accum, 0, dq_floats * sizeof(float), stream),
@@ -287,6 +316,7 @@ void cuda_backward(const Problem& p) {
       sm80::backward_preprocess(p.dtype, params, p.stream);
     }
     if (params.num_n_blocks > 0) sm80::backward_main(p.dtype, bucket, params, p.stream);
+    if (params.num_splits > 1) sm80::backward_reduce_dkdv(p.dtype, params, p.stream);
     if (bytes > 0) sm80::backward_convert_dq(p.dtype, params, p.stream);
   } catch (...) {
     if (workspace != nullptr) cudaFreeAsync(workspace, stream);

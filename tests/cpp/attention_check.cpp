@@ -93,6 +93,7 @@ std::string AttentionCase::describe() const {
   if (softmax_scale != 0.0f) s << " scale=" << softmax_scale;
   if (!with_lse) s << " no-lse";
   if (num_threads) s << " threads=" << num_threads;
+  if (deterministic) s << " deterministic";
   return s.str();
 }
 
@@ -182,6 +183,7 @@ void AttentionRun::backward() {
   }
   BackwardArgs args;
   static_cast<AttentionOptions&>(args) = options(target_.backward_backend);
+  args.deterministic = case_.deterministic;
   args.q = q_.view();
   args.k = k_.view();
   args.v = v_.view();

@@ -35,6 +35,7 @@ struct AttentionCase {
   int64_t row_pad = 0;   ///< extra elements after each row (non-packed strides)
   bool with_lse = true;  ///< forward: ask for the lse (backward always needs it)
   int num_threads = 0;   ///< CPU backend threads (0: all)
+  bool deterministic = false;  ///< backward: ask for bitwise reproducible gradients
 
   bool varlen() const { return !seqlens_q.empty(); }
   /// One line for traces, e.g. "f32 B=2 H=2/1 D=64 Nq=197 Nk=197 causal torch pad=8".

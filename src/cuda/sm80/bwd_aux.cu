@@ -1,6 +1,7 @@
-// The two small backward kernels around the main one: D = rowsum(dO * O) before it, and the fp32
-// dQ accumulator scaled and converted to the storage dtype after it. Both are memory-bound and
-// independent of the head-dim bucket.
+// The small backward kernels around the main one: D = rowsum(dO * O) before it; after it, the fp32
+// dQ accumulator scaled and converted to the storage dtype, and (when the main kernel split the
+// query blocks) the fp32 partial dK, dV summed and converted. All are memory-bound and independent
+// of the head-dim bucket.
 #include <cuda_runtime.h>
 
 #include "cuda/common/cuda_check.h"
@@ -54,6 +55,17 @@ __global__ void __launch_bounds__(kAuxThreads) bwd_preprocess_kernel(const __gri
   if (lane == 0) p.dvec[head * p.accum_rows + ws_row] = dot;
 }
 
+/// 8 fp32 values times `scale` packed into 8 storage elements at `dst`.
+template <typename T>
+__device__ __forceinline__ void store_chunk(T* dst, const float (&v)[8], float scale) {
+  uint4 out;
+  out.x = ptx::pack2<T>(v[0] * scale, v[1] * scale);
+  out.y = ptx::pack2<T>(v[2] * scale, v[3] * scale);
+  out.z = ptx::pack2<T>(v[4] * scale, v[5] * scale);
+  out.w = ptx::pack2<T>(v[6] * scale, v[7] * scale);
+  *reinterpret_cast<uint4*>(dst) = out;
+}
+
 /// One thread per 8 columns of one (row, head).
 template <typename T>
 __global__ void __launch_bounds__(kAuxThreads) bwd_convert_dq_kernel(const __grid_constant__ BwdParams p) {
@@ -69,15 +81,60 @@ __global__ void __launch_bounds__(kAuxThreads) bwd_convert_dq_kernel(const __gri
     const float4* src = reinterpret_cast<const float4*>(
         p.dq_accum + (head * p.accum_rows + ws_row) * s.head_dim + col);
     const float4 lo = src[0], hi = src[1];
+    const float values[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
     int64_t seq, row;
     split_row(s, ws_row, seq, row);
-    uint4 out;
-    out.x = ptx::pack2<T>(lo.x * s.scale, lo.y * s.scale);
-    out.y = ptx::pack2<T>(lo.z * s.scale, lo.w * s.scale);
-    out.z = ptx::pack2<T>(hi.x * s.scale, hi.y * s.scale);
-    out.w = ptx::pack2<T>(hi.z * s.scale, hi.w * s.scale);
-    *reinterpret_cast<uint4*>(operand_at<T>(p.dq, seq, row, head) + col) = out;
+    store_chunk<T>(operand_at<T>(p.dq, seq, row, head) + col, values, s.scale);
   }
+}
+
+/// Sums the 8 columns at `offset` of every split's partial workspace, in split order.
+__device__ __forceinline__ void sum_splits(const float* ws, int splits, int64_t split_stride,
+                                           int64_t offset, float (&sum)[8]) {
+  for (float& x : sum) x = 0.0f;
+  for (int split = 0; split < splits; ++split) {
+    const float4* src = reinterpret_cast<const float4*>(ws + split * split_stride + offset);
+    const float4 lo = src[0], hi = src[1];
+    const float part[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+    for (int i = 0; i < 8; ++i) sum[i] += part[i];
+  }
+}
+
+/// One thread per 8 columns of one (sequence, key row, kv head): the query splits' partial dK and
+/// dV summed in split order (deterministic) and converted. Only rows inside a sequence are
+/// written, as the unsplit main kernel does.
+template <typename T>
+__global__ void __launch_bounds__(kAuxThreads)
+    bwd_reduce_dkdv_kernel(const __grid_constant__ BwdParams p) {
+  const ShapeParams& s = p.shape;
+  const int chunks_per_row = s.head_dim / 8;
+  const int64_t total = int64_t{s.batch} * s.seqlen_k * s.heads_kv * chunks_per_row;
+  const int64_t split_stride = int64_t{s.heads_kv} * p.partial_rows * s.head_dim;
+  for (int64_t item = static_cast<int64_t>(blockIdx.x) * kAuxThreads + threadIdx.x; item < total;
+       item += static_cast<int64_t>(gridDim.x) * kAuxThreads) {
+    const int col = static_cast<int>(item % chunks_per_row) * 8;
+    int64_t rest = item / chunks_per_row;
+    const int head_kv = static_cast<int>(rest % s.heads_kv);
+    rest /= s.heads_kv;
+    const int row = static_cast<int>(rest % s.seqlen_k);
+    const int seq = static_cast<int>(rest / s.seqlen_k);
+    const SeqRange r = seq_range(s, seq);
+    if (row >= r.k_len) continue;
+    const int64_t seq_row = s.cu_seqlens_k != nullptr ? r.k_begin : int64_t{seq} * s.seqlen_k;
+    const int64_t offset = (head_kv * p.partial_rows + seq_row + row) * s.head_dim + col;
+    float sum[8];
+    sum_splits(p.dk_partial, p.num_splits, split_stride, offset, sum);
+    store_chunk<T>(operand_at<T>(p.dk, seq, r.k_begin + row, head_kv) + col, sum, s.scale);
+    sum_splits(p.dv_partial, p.num_splits, split_stride, offset, sum);
+    store_chunk<T>(operand_at<T>(p.dv, seq, r.k_begin + row, head_kv) + col, sum, 1.0f);
+  }
+}
+
+/// Blocks of kAuxThreads for `items` one-thread items; grid-stride beyond 65,536 blocks.
+unsigned aux_blocks(int64_t items) {
+  const int64_t blocks = (items + kAuxThreads - 1) / kAuxThreads;
+  return static_cast<unsigned>(blocks > 65536 ? 65536 : blocks);
 }
 
 }  // namespace
@@ -96,16 +153,27 @@ template <DType kDType>
 void run_bwd_convert_dq(const BwdParams& params, void* stream) {
   using T = typename CudaElement<kDType>::type;
   const int64_t items = params.accum_rows * params.shape.heads * (params.shape.head_dim / 8);
-  int64_t blocks = (items + kAuxThreads - 1) / kAuxThreads;
-  if (blocks > 65536) blocks = 65536;  // grid-stride beyond this
-  bwd_convert_dq_kernel<T><<<static_cast<unsigned>(blocks), kAuxThreads, 0,
+  bwd_convert_dq_kernel<T><<<aux_blocks(items), kAuxThreads, 0,
                              static_cast<cudaStream_t>(stream)>>>(params);
   cuda_check(cudaGetLastError(), "the sm80 dQ convert launch");
+}
+
+template <DType kDType>
+void run_bwd_reduce_dkdv(const BwdParams& params, void* stream) {
+  using T = typename CudaElement<kDType>::type;
+  const ShapeParams& s = params.shape;
+  const int64_t items = int64_t{s.batch} * s.seqlen_k * s.heads_kv * (s.head_dim / 8);
+  if (items == 0) return;
+  bwd_reduce_dkdv_kernel<T><<<aux_blocks(items), kAuxThreads, 0,
+                              static_cast<cudaStream_t>(stream)>>>(params);
+  cuda_check(cudaGetLastError(), "the sm80 dK/dV reduce launch");
 }
 
 template void run_bwd_preprocess<DType::f16>(const BwdParams&, void*);
 template void run_bwd_preprocess<DType::bf16>(const BwdParams&, void*);
 template void run_bwd_convert_dq<DType::f16>(const BwdParams&, void*);
 template void run_bwd_convert_dq<DType::bf16>(const BwdParams&, void*);
+template void run_bwd_reduce_dkdv<DType::f16>(const BwdParams&, void*);
+template void run_bwd_reduce_dkdv<DType::bf16>(const BwdParams&, void*);
 
 }  // namespace flashvision::detail::sm80

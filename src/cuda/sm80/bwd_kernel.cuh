@@ -3,6 +3,9 @@
 // and dP^T = V dO^T with warps splitting the keys, stages P^T and dS^T = P^T (dP^T - D) in shared
 // memory, accumulates dV += P^T dO and dK += dS^T Q in registers, and adds dQ = dS K into an fp32
 // workspace (atomics, or ordered read-modify-write in deterministic mode).
+// When (key blocks x kv heads x sequences) cannot fill the GPU, the host splits the query blocks
+// over num_splits CTAs per key block: each walks a contiguous share and writes fp32 partial dK, dV
+// that the reduce kernel (bwd_aux.cu) sums in split order.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -199,8 +202,67 @@ __device__ __forceinline__ void store_kv_grad(const TensorParams& t, const float
   }
 }
 
-/// dK and dV of one key block of one kv head.
-template <typename T, int kHeadDim>
+/// Writes a warp's fp32 partial dK or dV rows (keys < keys_valid, columns < head_dim) to the
+/// rows of split workspace `ws` that start at `first_row`.
+template <int kNT>
+__device__ __forceinline__ void store_kv_partial(float* ws, const float (&acc)[1][kNT][4],
+                                                 int64_t first_row, int key0, int dim0,
+                                                 int keys_valid, int head_dim, int lane) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int key = key0 + lane / 4 + half * 8;
+    if (key >= keys_valid) continue;
+    float* row = ws + (first_row + key) * head_dim;
+#pragma unroll
+    for (int n = 0; n < kNT; ++n) {
+      const int col = dim0 + n * 8 + 2 * (lane % 4);
+      if (col < head_dim) {
+        *reinterpret_cast<float2*>(row + col) =
+            make_float2(acc[0][n][2 * half], acc[0][n][2 * half + 1]);
+      }
+    }
+  }
+}
+
+/// The CTA's query split: the fastest part of the grid. Re-read from blockIdx where needed rather
+/// than kept in a register through the query loop, which runs at the register limit.
+template <bool kSplit>
+__device__ __forceinline__ int query_split(const BwdParams& p) {
+  if (!kSplit) return 0;
+  unsigned cta;
+  asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(cta));  // volatile: not hoisted out of the loop
+  return static_cast<int>(cta % static_cast<unsigned>(p.num_splits));
+}
+
+/// Query blocks [first, first + count) that one CTA walks for one key block.
+struct QueryBlockRange {
+  int first;
+  int count;
+};
+
+/// Split `split`'s contiguous share of the query blocks of key block n0: of the blocks that see
+/// the key block, or, in deterministic mode, of all blocks (then a dQ row belongs to one CTA
+/// whatever the key block, so its ordered read-modify-write needs no atomics), clipped to the
+/// visible ones.
+__device__ __forceinline__ QueryBlockRange query_block_range(const BwdParams& p, const SeqRange& r,
+                                                             int n0, int split, int splits,
+                                                             int block_m) {
+  // Query rows that see key n0 under the causal mask start at n0 - (k_len - q_len).
+  const int first_row = p.shape.causal ? max(0, n0 - (r.k_len - r.q_len)) : 0;
+  const int visible = first_row / block_m;
+  const int total = (r.q_len + block_m - 1) / block_m;
+  const int base = p.deterministic ? 0 : visible;
+  const int64_t span = max(0, total - base);
+  const int begin = base + static_cast<int>(span * split / splits);
+  const int end = base + static_cast<int>(span * (split + 1) / splits);
+  const int first = max(begin, visible);
+  return {first, max(0, end - first)};
+}
+
+/// dK and dV of one key block of one kv head (over the CTA's query split). kSplit: written as
+/// fp32 partials; a template parameter so that the unsplit kernel keeps its registers (the query
+/// loop runs at the 255-register limit, and the second store path cost spill bytes).
+template <typename T, int kHeadDim, bool kSplit>
 __device__ __forceinline__ void bwd_key_block(const BwdParams& p, const BwdSmem<T, kHeadDim>& sm,
                                               int n_block, int seq, int head_kv) {
   using Tr = BwdTraits<kHeadDim>;
@@ -220,10 +282,9 @@ __device__ __forceinline__ void bwd_key_block(const BwdParams& p, const BwdSmem<
       sm.v, operand_at<const T>(p.v, seq, r.k_begin + n0, head_kv), p.v.row_stride, keys_valid,
       sh.head_dim, p.v.data);
 
-  // Query rows that see key n0 under the causal mask start at n0 - (k_len - q_len).
-  const int first_row = sh.causal ? max(0, n0 - (r.k_len - r.q_len)) : 0;
-  const int m_first = first_row / Tr::kBlockM;
-  const int m_count = max(0, (r.q_len + Tr::kBlockM - 1) / Tr::kBlockM - m_first);
+  const QueryBlockRange range = query_block_range(p, r, n0, query_split<kSplit>(p),
+                                                  kSplit ? p.num_splits : 1, Tr::kBlockM);
+  const int m_first = range.first, m_count = range.count;
   const int steps = m_count * sh.group;
 
   float acc_dk[1][kNT][4], acc_dv[1][kNT][4];
@@ -255,27 +316,38 @@ __device__ __forceinline__ void bwd_key_block(const BwdParams& p, const BwdSmem<
     accumulate_dq(p, sm, r, head, m0);
   }
   ptx::cp_async_wait<0>();
-  store_kv_grad<T, kNT>(p.dk, acc_dk, sh.scale, seq, r.k_begin + n0, head_kv, key0, dim0,
-                        keys_valid, sh.head_dim, lane);
-  store_kv_grad<T, kNT>(p.dv, acc_dv, 1.0f, seq, r.k_begin + n0, head_kv, key0, dim0, keys_valid,
-                        sh.head_dim, lane);
+  if constexpr (kSplit) {
+    // Partial rows: kv-head-major per split, sequences stacked (dense) or packed (varlen).
+    const int64_t seq_row = sh.cu_seqlens_k != nullptr ? r.k_begin : int64_t{seq} * sh.seqlen_k;
+    const int64_t first =
+        (int64_t{query_split<kSplit>(p)} * sh.heads_kv + head_kv) * p.partial_rows + seq_row + n0;
+    store_kv_partial<kNT>(p.dk_partial, acc_dk, first, key0, dim0, keys_valid, sh.head_dim, lane);
+    store_kv_partial<kNT>(p.dv_partial, acc_dv, first, key0, dim0, keys_valid, sh.head_dim, lane);
+  } else {
+    store_kv_grad<T, kNT>(p.dk, acc_dk, sh.scale, seq, r.k_begin + n0, head_kv, key0, dim0,
+                          keys_valid, sh.head_dim, lane);
+    store_kv_grad<T, kNT>(p.dv, acc_dv, 1.0f, seq, r.k_begin + n0, head_kv, key0, dim0,
+                          keys_valid, sh.head_dim, lane);
+  }
   __syncthreads();  // the next key block of this CTA reuses the K, V and dS^T tiles
 }
 
-/// Grid: (key block, kv head, sequence) folded into x; in deterministic mode one CTA per
-/// (kv head, sequence) walks all key blocks so that dQ is summed in a fixed order.
-template <typename T, int kHeadDim>
+/// Grid: (query split, key block, kv head, sequence) folded into x, the split fastest; in
+/// deterministic mode one CTA per (query split, kv head, sequence) walks all key blocks so that
+/// dQ is summed in a fixed order.
+template <typename T, int kHeadDim, bool kSplit>
 __global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads)
     bwd_kernel(const __grid_constant__ BwdParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const BwdSmem<T, kHeadDim> sm(smem_raw);
+  const int tile = static_cast<int>(kSplit ? blockIdx.x / p.num_splits : blockIdx.x);
   const int blocks_per_head = p.deterministic ? 1 : p.num_n_blocks;
-  const int bh = static_cast<int>(blockIdx.x / blocks_per_head);
+  const int bh = tile / blocks_per_head;
   const int head_kv = bh % p.shape.heads_kv, seq = bh / p.shape.heads_kv;
-  const int n_first = p.deterministic ? 0 : static_cast<int>(blockIdx.x % blocks_per_head);
+  const int n_first = p.deterministic ? 0 : tile % blocks_per_head;
   const int n_last = p.deterministic ? p.num_n_blocks : n_first + 1;
   for (int n_block = n_first; n_block < n_last; ++n_block) {
-    bwd_key_block(p, sm, n_block, seq, head_kv);
+    bwd_key_block<T, kHeadDim, kSplit>(p, sm, n_block, seq, head_kv);
   }
 }
 
@@ -284,11 +356,12 @@ void run_bwd(const BwdParams& params, void* stream) {
   using T = typename CudaElement<kDType>::type;
   using Tr = BwdTraits<kHeadDim>;
   constexpr int kSmem = static_cast<int>(bwd_smem_bytes(kHeadDim));
-  auto* kernel = &bwd_kernel<T, kHeadDim>;
+  auto* kernel = params.num_splits > 1 ? &bwd_kernel<T, kHeadDim, true>
+                                        : &bwd_kernel<T, kHeadDim, false>;
   cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
              "cudaFuncSetAttribute (sm80 backward)");
   const long long blocks = static_cast<long long>(params.deterministic ? 1 : params.num_n_blocks) *
-                           params.shape.batch * params.shape.heads_kv;
+                           params.shape.batch * params.shape.heads_kv * params.num_splits;
   kernel<<<static_cast<unsigned>(blocks), Tr::kThreads, kSmem,
            static_cast<cudaStream_t>(stream)>>>(params);
   cuda_check(cudaGetLastError(), "the sm80 backward kernel launch");

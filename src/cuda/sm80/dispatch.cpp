@@ -71,4 +71,12 @@ void backward_convert_dq(DType dtype, const BwdParams& params, void* stream) {
   }
 }
 
+void backward_reduce_dkdv(DType dtype, const BwdParams& params, void* stream) {
+  switch (dtype) {
+    case DType::f16: return run_bwd_reduce_dkdv<DType::f16>(params, stream);
+    case DType::bf16: return run_bwd_reduce_dkdv<DType::bf16>(params, stream);
+    default: unsupported_dtype(dtype);
+  }
+}
+
 }  // namespace flashvision::detail::sm80

@@ -51,6 +51,12 @@ struct BwdParams {
   int64_t accum_rows = 0;     ///< rows of the two workspaces per head
   int num_n_blocks = 0;
   bool deterministic = false;
+  /// CTAs that share one key block's query blocks (1: dK, dV go straight to dk, dv). Above 1 each
+  /// writes its fp32 partial dK, dV to the two workspaces below, summed by the reduce kernel.
+  int num_splits = 1;
+  float* dk_partial = nullptr;  ///< fp32 [splits][heads_kv][rows_k][head_dim], dK / scale
+  float* dv_partial = nullptr;  ///< fp32 [splits][heads_kv][rows_k][head_dim]
+  int64_t partial_rows = 0;     ///< rows_k = batch*Nk or total_k
 };
 
 }  // namespace flashvision::detail::sm80
