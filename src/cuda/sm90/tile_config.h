@@ -75,8 +75,11 @@ inline constexpr std::size_t kStagingPanelBytes = 16 * 128;
 /// 64-column panels of O each consumer warp stages in shared memory so that the epilogue writes
 /// whole 16-byte chunks of rows: as many as O has, or as fit next to the pipeline (O then passes
 /// through in several rounds). 0 where nothing fits (D = 256 and 512), which keeps the direct
-/// stores from the accumulators.
+/// stores from the accumulators. Bucket 64 also stores directly: staged, its long sequences ran
+/// 2–3 % slower on the H200 (bench/results/2026-11-29-h200-sm90-epilogue-exp2), the short ones
+/// within 1 %.
 constexpr int epilogue_panels(int bucket) {
+  if (bucket == 64) return 0;
   const int wanted = (value_columns(bucket) + 63) / 64;
   const std::size_t per_panel = kConsumerWarpgroups * 4 * kStagingPanelBytes;
   const int fitting = static_cast<int>((kMaxSmemBytes - fwd_pipeline_bytes(bucket)) / per_panel);
