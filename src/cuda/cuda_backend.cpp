@@ -361,9 +361,11 @@ bool cuda_sm90_supports(const Problem& p, std::string* why) {
                          std::to_string(p.device_index) + " has " + std::to_string(info.major) +
                          "." + std::to_string(info.minor));
   }
-  if (sm90::fwd_smem_bytes(bucket) > static_cast<std::size_t>(info.smem_optin)) {
-    return fail(why, "the sm90 forward of bucket " + std::to_string(bucket) +
-                         " needs more shared memory than the device allows");
+  const int block_n = sm90::fwd_block_n(bucket, p.seqlen_k);
+  if (sm90::fwd_smem_bytes(bucket, block_n) > static_cast<std::size_t>(info.smem_optin)) {
+    return fail(why, "the sm90 forward of bucket " + std::to_string(bucket) + " with " +
+                         std::to_string(block_n) +
+                         "-key blocks needs more shared memory than the device allows");
   }
   std::string bad = forward_alignment_problem(p);
   for (const auto& [name, op, keys] :
@@ -388,7 +390,9 @@ bool cuda_sm90_supports(const Problem& p, std::string* why) {
 void cuda_forward_sm90(const Problem& p) {
   DeviceGuard guard(p.device_index);
   const int bucket = sm90::head_dim_bucket(p.head_dim);
-  const sm90::FwdTile tile = sm90::fwd_tile(bucket);
+  // Key blocks sized to the longest key sequence: short image sequences get the bucket's short
+  // width where it pads fewer keys (tile_config.h).
+  const sm90::FwdTile tile = sm90::fwd_tile(bucket, sm90::fwd_block_n(bucket, p.seqlen_k));
   sm90::FwdParams params;
   set_output_params(params, p);
   params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, tile.block_m));
@@ -406,7 +410,7 @@ void cuda_forward_sm90(const Problem& p) {
     v.head_dim = std::min<int64_t>(columns, p.head_dim - col0);
     params.tmap_v = sm90::make_tensor_map(v, swizzle / 2, tile.block_n, swizzle);
     params.v_col0 = col0;
-    sm90::forward(p.dtype, bucket, params, p.stream);
+    sm90::forward(p.dtype, bucket, tile.block_n, params, p.stream);
   }
 }
 

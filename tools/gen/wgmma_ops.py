@@ -10,8 +10,8 @@ import argparse
 import pathlib
 import sys
 
-# N of S = Q K^T (the key-block sizes of src/cuda/sm90/tile_config.h).
-SS_SHAPES = (32, 80, 96, 128, 176)
+# N of S = Q K^T (the key-block widths of src/cuda/sm90/tile_config.h, long and short).
+SS_SHAPES = (32, 80, 96, 128, 160, 176, 208)
 # N of O += P V (the head-dim buckets).
 RS_SHAPES = (32, 48, 64, 80, 96, 128, 160, 192, 256)
 DTYPES = (("__nv_bfloat16", "bf16"), ("__half", "f16"))

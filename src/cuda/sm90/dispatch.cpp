@@ -1,11 +1,12 @@
-// Routes a (dtype, head-dim bucket) to its generated sm90 instantiation; the compiled buckets come
-// from FLASHVISION_HEAD_DIMS (compiled_buckets.h).
+// Routes a (dtype, head-dim bucket, key-block width) to its generated sm90 instantiation; the
+// compiled buckets come from FLASHVISION_HEAD_DIMS (compiled_buckets.h).
 #include "cuda/sm90/dispatch.h"
 
 #include <string>
 
 #include "compiled_buckets.h"
 #include "cuda/sm90/launch.h"
+#include "cuda/sm90/tile_config.h"
 #include "flashvision/error.h"
 
 namespace flashvision::detail::sm90 {
@@ -16,9 +17,25 @@ bool contains(sm80::HeadDimList<kDims...>, int bucket) {
   return ((bucket == kDims) || ...);
 }
 
+/// The instantiation of bucket kDim with `block_n` keys per step (its long or its short width).
+template <DType kDType, int kDim>
+void forward_bucket(int block_n, const FwdParams& params, void* stream) {
+  constexpr int kLong = fwd_tile(kDim).block_n;
+  constexpr int kShort = short_block_n(kDim);
+  if (block_n == kLong) return run_fwd<kDType, kDim, kLong>(params, stream);
+  if constexpr (kShort != 0) {
+    if (block_n == kShort) return run_fwd<kDType, kDim, kShort>(params, stream);
+  }
+  throw Error("sm90: head-dim bucket " + std::to_string(kDim) + " has no " +
+              std::to_string(block_n) + "-key blocks (tile_config.h)");
+}
+
 template <DType kDType, int... kDims>
-void forward_in(sm80::HeadDimList<kDims...>, int bucket, const FwdParams& params, void* stream) {
-  const bool ran = ((bucket == kDims ? (run_fwd<kDType, kDims>(params, stream), true) : false) || ...);
+void forward_in(sm80::HeadDimList<kDims...>, int bucket, int block_n, const FwdParams& params,
+                void* stream) {
+  const bool ran =
+      ((bucket == kDims ? (forward_bucket<kDType, kDims>(block_n, params, stream), true) : false) ||
+       ...);
   if (!ran) throw Error("sm90: head-dim bucket " + std::to_string(bucket) + " is not compiled");
 }
 
@@ -28,12 +45,14 @@ bool bucket_compiled(int bucket) { return contains(sm80::Sm90CompiledHeadDims{},
 
 const char* compiled_buckets_text() { return sm80::kSm90CompiledHeadDimsText; }
 
-void forward(DType dtype, int bucket, const FwdParams& params, void* stream) {
+void forward(DType dtype, int bucket, int block_n, const FwdParams& params, void* stream) {
   switch (dtype) {
-    case DType::f16: return forward_in<DType::f16>(sm80::Sm90CompiledHeadDims{}, bucket, params, stream);
+    case DType::f16:
+      return forward_in<DType::f16>(sm80::Sm90CompiledHeadDims{}, bucket, block_n, params, stream);
     case DType::bf16:
-      return forward_in<DType::bf16>(sm80::Sm90CompiledHeadDims{}, bucket, params, stream);
-    default: throw Error(std::string("sm90: the forward supports f16 and bf16, got ") + to_string(dtype));
+      return forward_in<DType::bf16>(sm80::Sm90CompiledHeadDims{}, bucket, block_n, params, stream);
+    default:
+      throw Error(std::string("sm90: the forward supports f16 and bf16, got ") + to_string(dtype));
   }
 }
 

@@ -19,10 +19,10 @@
 namespace flashvision::detail::sm90 {
 
 /// S = Q K^T for one warpgroup's 64 rows: both operands K-major, one wgmma per 16 columns of D.
-template <typename T, int kHeadDim>
-__device__ __forceinline__ void gemm_qk(float (&acc)[FwdTraits<kHeadDim>::kBlockN / 2],
-                                        uint32_t q_rows, uint32_t k_tile) {
-  using Tr = FwdTraits<kHeadDim>;
+template <typename T, int kHeadDim, int kBlockN>
+__device__ __forceinline__ void gemm_qk(float (&acc)[kBlockN / 2], uint32_t q_rows,
+                                        uint32_t k_tile) {
+  using Tr = FwdTraits<kHeadDim, kBlockN>;
   constexpr uint32_t kGroupBytes = 8 * Tr::kSwizzle;  // 8 rows of a panel: one swizzle atom
 #pragma unroll
   for (int kk = 0; kk < kHeadDim / 16; ++kk) {
@@ -39,16 +39,16 @@ __device__ __forceinline__ void gemm_qk(float (&acc)[FwdTraits<kHeadDim>::kBlock
 
 /// O += P V: P from registers (k16 slices of the probability block), V MN-major: its leading
 /// byte offset steps between column panels, its stride byte offset between 8-key groups.
-template <typename T, int kHeadDim>
-__device__ __forceinline__ void gemm_pv(
-    float (&acc)[FwdTraits<kHeadDim>::kHeadDimV / 2], const uint32_t (&p_frag)[FwdTraits<kHeadDim>::kBlockN / 16][4],
-    uint32_t v_tile) {
-  using Tr = FwdTraits<kHeadDim>;
+template <typename T, int kHeadDim, int kBlockN>
+__device__ __forceinline__ void gemm_pv(float (&acc)[FwdTraits<kHeadDim, kBlockN>::kHeadDimV / 2],
+                                        const uint32_t (&p_frag)[kBlockN / 16][4],
+                                        uint32_t v_tile) {
+  using Tr = FwdTraits<kHeadDim, kBlockN>;
 #pragma unroll
   for (int j = 0; j < Tr::kBlockN / 16; ++j) {
-    const uint64_t desc_v = smem_descriptor(v_tile + j * 16 * Tr::kSwizzle,
-                                            Tr::kBlockN * Tr::kSwizzle, 8 * Tr::kSwizzle,
-                                            Tr::kSwizzleMode);
+    const uint64_t desc_v =
+        smem_descriptor(v_tile + j * 16 * Tr::kSwizzle, Tr::kBlockN * Tr::kSwizzle,
+                        8 * Tr::kSwizzle, Tr::kSwizzleMode);
     wgmma_rs_mn<T, Tr::kHeadDimV>(acc, p_frag[j], desc_v, 1u);
   }
 }
@@ -70,13 +70,12 @@ class PingPong {
 };
 
 /// Per-tile state of a consumer warpgroup and the steps of its loop.
-template <typename T, int kHeadDim>
+template <typename T, int kHeadDim, int kBlockN>
 struct Consumer {
-  using Tr = FwdTraits<kHeadDim>;
-  static constexpr int kBlockN = Tr::kBlockN;
+  using Tr = FwdTraits<kHeadDim, kBlockN>;
 
   const FwdParams& p;
-  const SmemLayout<kHeadDim>& smem;
+  const SmemLayout<kHeadDim, kBlockN>& smem;
   const PingPong& turns;
   int consumer, warp, lane;
 
@@ -98,9 +97,9 @@ struct Consumer {
   /// `correction` receives the factors O must still be multiplied by.
   __device__ void scores_to_probabilities(const WorkTile& w, int n0, float (&correction)[1][2]) {
     const int row0 = w.m0 + consumer * 64;
-    const bool needs_mask = n0 + kBlockN > w.rows.k_len ||
-                            (p.shape.causal &&
-                             n0 + kBlockN - 1 > row0 + w.rows.k_len - w.rows.q_len);
+    const bool needs_mask =
+        n0 + kBlockN > w.rows.k_len ||
+        (p.shape.causal && n0 + kBlockN - 1 > row0 + w.rows.k_len - w.rows.q_len);
     if (needs_mask) {
       mask_scores(acc_s, row0 + warp * 16, n0, w.rows.q_len, w.rows.k_len, p.shape.causal, lane);
     }
@@ -114,8 +113,8 @@ struct Consumer {
     if (w.n_blocks > 0) run_blocks(w, ring, q_round);
     float inv_sum[1][2], lse[1][2];
     softmax.finalize(p.shape.scale, inv_sum, lse);
-    store_output<T, kHeadDim>(p, w, w.m0 + consumer * 64 + warp * 16, acc_o, inv_sum, lse,
-                              smem.staging(consumer * 4 + warp), lane);
+    store_output<T, kHeadDim, kBlockN>(p, w, w.m0 + consumer * 64 + warp * 16, acc_o, inv_sum,
+                                       lse, smem.staging(consumer * 4 + warp), lane);
   }
 
   __device__ void run_blocks(const WorkTile& w, RingPosition<Tr::kStages>& ring, int& q_round) {
@@ -129,7 +128,7 @@ struct Consumer {
     turns.wait_turn();
     fence_registers(s_flat());
     wgmma_fence();
-    gemm_qk<T, kHeadDim>(s_flat(), q_rows, smem.k(stage));
+    gemm_qk<T, kHeadDim, kBlockN>(s_flat(), q_rows, smem.k(stage));
     wgmma_commit();
     turns.pass_turn();
     wgmma_wait<0>();
@@ -149,9 +148,9 @@ struct Consumer {
       fence_registers(s_flat());
       fence_registers(o_flat());
       wgmma_fence();
-      gemm_qk<T, kHeadDim>(s_flat(), q_rows, smem.k(next_stage));
+      gemm_qk<T, kHeadDim, kBlockN>(s_flat(), q_rows, smem.k(next_stage));
       wgmma_commit();
-      gemm_pv<T, kHeadDim>(o_flat(), p_frag[0], smem.v(stage));
+      gemm_pv<T, kHeadDim, kBlockN>(o_flat(), p_frag[0], smem.v(stage));
       wgmma_commit();
       turns.pass_turn();
       wgmma_wait<1>();  // S' is ready; P V may still run
@@ -173,7 +172,7 @@ struct Consumer {
     turns.wait_turn();
     fence_registers(o_flat());
     wgmma_fence();
-    gemm_pv<T, kHeadDim>(o_flat(), p_frag[0], smem.v(stage));
+    gemm_pv<T, kHeadDim, kBlockN>(o_flat(), p_frag[0], smem.v(stage));
     wgmma_commit();
     turns.pass_turn();
     wgmma_wait<0>();
@@ -188,19 +187,23 @@ struct Consumer {
   }
 };
 
-template <typename T, int kHeadDim>
-__device__ __forceinline__ void consume(const FwdParams& p, const SmemLayout<kHeadDim>& smem,
-                                        int consumer) {
-  using Tr = FwdTraits<kHeadDim>;
+template <typename T, int kHeadDim, int kBlockN>
+__device__ __forceinline__ void consume(const FwdParams& p,
+                                        const SmemLayout<kHeadDim, kBlockN>& smem, int consumer) {
+  using Tr = FwdTraits<kHeadDim, kBlockN>;
   const PingPong turns(consumer);
   turns.start();
-  Consumer<T, kHeadDim> c{p, smem, turns, consumer, (static_cast<int>(threadIdx.x) / 32) % 4,
-                          static_cast<int>(threadIdx.x) % 32};
+  Consumer<T, kHeadDim, kBlockN> c{p,
+                                   smem,
+                                   turns,
+                                   consumer,
+                                   (static_cast<int>(threadIdx.x) / 32) % 4,
+                                   static_cast<int>(threadIdx.x) % 32};
   RingPosition<Tr::kStages> ring;
   int q_round = 0;
   for (int tile = static_cast<int>(blockIdx.x); tile < p.num_tiles;
        tile += static_cast<int>(gridDim.x)) {
-    const WorkTile w = locate_work<kHeadDim>(p, tile);
+    const WorkTile w = locate_work<kHeadDim, kBlockN>(p, tile);
     if (w.has_rows()) c.run(w, ring, q_round);
   }
 }

@@ -112,12 +112,12 @@ __device__ __forceinline__ void store_columns_staged(const FwdParams& p, const W
 }
 
 /// O through the staging buffer in rounds of kEpiloguePanels panels.
-template <typename T, int kHeadDim, int... kRound>
+template <typename T, int kHeadDim, int kBlockN, int... kRound>
 __device__ __forceinline__ void store_output_staged(
     const FwdParams& p, const WorkTile& w, int row0,
-    const float (&acc_o)[1][FwdTraits<kHeadDim>::kHeadDimV / 8][4], const float (&inv_sum)[1][2],
+    const float (&acc_o)[1][FwdTraits<kHeadDim, kBlockN>::kHeadDimV / 8][4], const float (&inv_sum)[1][2],
     uint32_t buffer, int lane, std::integer_sequence<int, kRound...>) {
-  using Tr = FwdTraits<kHeadDim>;
+  using Tr = FwdTraits<kHeadDim, kBlockN>;
   constexpr int kRoundCols = Tr::kEpiloguePanels * 64;
   (store_columns_staged<T, Tr::kHeadDimV, kRound * kRoundCols,
                         (Tr::kHeadDimV - kRound * kRoundCols < kRoundCols
@@ -128,15 +128,15 @@ __device__ __forceinline__ void store_output_staged(
 
 /// Writes a warp's 16 rows of O (from row0; rows past q_len and columns past the head dim are
 /// never written) and their LSE. `buffer` is the warp's staging buffer where it has one.
-template <typename T, int kHeadDim>
+template <typename T, int kHeadDim, int kBlockN>
 __device__ __forceinline__ void store_output(
     const FwdParams& p, const WorkTile& w, int row0,
-    const float (&acc_o)[1][FwdTraits<kHeadDim>::kHeadDimV / 8][4], const float (&inv_sum)[1][2],
+    const float (&acc_o)[1][FwdTraits<kHeadDim, kBlockN>::kHeadDimV / 8][4], const float (&inv_sum)[1][2],
     const float (&lse)[1][2], uint32_t buffer, int lane) {
-  using Tr = FwdTraits<kHeadDim>;
+  using Tr = FwdTraits<kHeadDim, kBlockN>;
   if constexpr (Tr::kEpiloguePanels > 0) {
     constexpr int kRoundCols = Tr::kEpiloguePanels * 64;
-    store_output_staged<T, kHeadDim>(
+    store_output_staged<T, kHeadDim, kBlockN>(
         p, w, row0, acc_o, inv_sum, static_cast<uint32_t>(opaque(static_cast<int>(buffer))),
         opaque(lane),
         std::make_integer_sequence<int, (Tr::kHeadDimV + kRoundCols - 1) / kRoundCols>{});

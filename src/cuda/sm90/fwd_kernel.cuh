@@ -16,12 +16,12 @@
 
 namespace flashvision::detail::sm90 {
 
-template <typename T, int kHeadDim>
+template <typename T, int kHeadDim, int kBlockN>
 __global__ void __launch_bounds__(kThreads, 1) fwd_kernel(const __grid_constant__ FwdParams p) {
-  using Tr = FwdTraits<kHeadDim>;
+  using Tr = FwdTraits<kHeadDim, kBlockN>;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = ptx::smem_addr(smem_raw);
-  const SmemLayout<kHeadDim> smem{(raw + 1023u) & ~1023u};
+  const SmemLayout<kHeadDim, kBlockN> smem{(raw + 1023u) & ~1023u};
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
   if (threadIdx.x == 0) {
     mbarrier_init(smem.q_full(), 1);
@@ -45,19 +45,19 @@ __global__ void __launch_bounds__(kThreads, 1) fwd_kernel(const __grid_constant_
       prefetch_tensor_map(&p.tmap_q);
       prefetch_tensor_map(&p.tmap_k);
       prefetch_tensor_map(&p.tmap_v);
-      produce<kHeadDim>(p, smem);
+      produce<kHeadDim, kBlockN>(p, smem);
     }
   } else {
     set_max_registers<240, true>();
-    consume<T, kHeadDim>(p, smem, warpgroup - 1);
+    consume<T, kHeadDim, kBlockN>(p, smem, warpgroup - 1);
   }
 }
 
-template <DType kDType, int kHeadDim>
+template <DType kDType, int kHeadDim, int kBlockN>
 void run_fwd(const FwdParams& params, void* stream) {
   using T = typename CudaElement<kDType>::type;
-  constexpr int kSmem = static_cast<int>(fwd_smem_bytes(kHeadDim));
-  auto* kernel = &fwd_kernel<T, kHeadDim>;
+  constexpr int kSmem = static_cast<int>(fwd_smem_bytes(kHeadDim, kBlockN));
+  auto* kernel = &fwd_kernel<T, kHeadDim, kBlockN>;
   cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
              "cudaFuncSetAttribute (sm90 forward)");
   kernel<<<static_cast<unsigned>(params.grid_ctas), kThreads, kSmem,

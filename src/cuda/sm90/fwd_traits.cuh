@@ -10,10 +10,11 @@
 
 namespace flashvision::detail::sm90 {
 
-/// Compile-time geometry of the forward kernel for one head-dim bucket.
-template <int kHeadDim>
+/// Compile-time geometry of the forward kernel for one head-dim bucket and one of its key-block
+/// widths (tile_config.h: the long-sequence width or the short one).
+template <int kHeadDim, int kKeysPerBlock>
 struct FwdTraits {
-  static constexpr FwdTile kTile = fwd_tile(kHeadDim);
+  static constexpr FwdTile kTile = fwd_tile(kHeadDim, kKeysPerBlock);
   static constexpr int kBlockM = kTile.block_m;
   static constexpr int kBlockN = kTile.block_n;
   static constexpr int kStages = kTile.stages;
@@ -31,17 +32,23 @@ struct FwdTraits {
   static constexpr uint32_t kKBytes = kBlockN * kHeadDim * 2;
   static constexpr uint32_t kVBytes = kBlockN * kHeadDimV * 2;
   /// 64-column panels of O a consumer warp stages for the epilogue (0: direct stores).
-  static constexpr int kEpiloguePanels = epilogue_panels(kHeadDim);
+  static constexpr int kEpiloguePanels = epilogue_panels(kHeadDim, kBlockN);
   static constexpr uint32_t kStagingBytes = kEpiloguePanels * kStagingPanelBytes;
   static_assert(kBlockM == 64 * kConsumerWarpgroups && kBlockN % 16 == 0);
   static_assert(kHeadDim % kPanelCols == 0 && kHeadDimV % kPanelCols == 0);
-  static_assert(kQBytes % 1024 == 0 && kKBytes % 1024 == 0 && kVBytes % 1024 == 0);
+  static_assert(kKeysPerBlock == fwd_tile(kHeadDim).block_n ||
+                    kKeysPerBlock == short_block_n(kHeadDim),
+                "a key-block width the bucket does not have (tile_config.h)");
+  // Every panel starts 1024-byte aligned, where the swizzle patterns of TMA and the wgmma
+  // descriptors (base offset 0) agree.
+  static_assert(kBlockM * kSwizzle % 1024 == 0 && kBlockN * kSwizzle % 1024 == 0);
+  static_assert(fwd_smem_bytes(kHeadDim, kBlockN) <= kMaxSmemBytes);
 };
 
 /// Shared-window addresses of the tiles and barriers, from a 1024-byte aligned base.
-template <int kHeadDim>
+template <int kHeadDim, int kBlockN>
 struct SmemLayout {
-  using Tr = FwdTraits<kHeadDim>;
+  using Tr = FwdTraits<kHeadDim, kBlockN>;
   uint32_t base;
 
   __device__ uint32_t q() const { return base; }
@@ -78,11 +85,11 @@ struct RingPosition {
 
 /// One tile of the schedule: a query block of one head of one sequence, and its key blocks.
 struct WorkTile {
-  int m0;        ///< first query row of the block within its sequence
+  int m0;  ///< first query row of the block within its sequence
   int head, head_kv, seq;
   SeqRange rows;
-  int n_blocks;  ///< key blocks visited, walked from the last down (masked blocks first)
-  int seq_coord; ///< the tensor maps' sequence coordinate (0 in varlen mode: rows are global)
+  int n_blocks;   ///< key blocks visited, walked from the last down (masked blocks first)
+  int seq_coord;  ///< the tensor maps' sequence coordinate (0 in varlen mode: rows are global)
 
   /// Whether the block has rows to write (varlen sequences shorter than the longest have none).
   __device__ bool has_rows() const { return m0 < rows.q_len; }
@@ -90,9 +97,9 @@ struct WorkTile {
 
 /// The tile with schedule index `tile`. The longest query blocks (most keys under the causal
 /// mask) come first.
-template <int kHeadDim>
+template <int kHeadDim, int kBlockN>
 __device__ __forceinline__ WorkTile locate_work(const FwdParams& p, int tile) {
-  using Tr = FwdTraits<kHeadDim>;
+  using Tr = FwdTraits<kHeadDim, kBlockN>;
   const sm80::ShapeParams& s = p.shape;
   WorkTile t;
   const int m_block = p.num_m_blocks - 1 - tile % p.num_m_blocks;

@@ -1,4 +1,5 @@
-// Host-side entry point of the compiled sm90 forward instantiations (one per dtype and bucket).
+// Host-side entry point of the compiled sm90 forward instantiations (one per dtype, bucket
+// and key-block width).
 #pragma once
 
 #include "cuda/sm90/params.h"
@@ -6,8 +7,9 @@
 
 namespace flashvision::detail::sm90 {
 
-/// Queues the forward kernel for bucket kHeadDim on `stream` (a cudaStream_t).
-template <DType kDType, int kHeadDim>
+/// Queues the forward kernel for bucket kHeadDim with kBlockN keys per step on `stream` (a
+/// cudaStream_t).
+template <DType kDType, int kHeadDim, int kBlockN>
 void run_fwd(const FwdParams& params, void* stream);
 
 }  // namespace flashvision::detail::sm90

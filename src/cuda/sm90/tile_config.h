@@ -34,11 +34,11 @@ struct FwdTile {
   int stages;
 };
 
-/// Forward tile of a bucket, chosen on the H200 (docs/perf-notes.md, sm90 v3). Up to D = 96 a third
-/// K/V stage keeps more loads in flight, which short image sequences (ViTs) need most; at D = 128,
-/// 176-key blocks shrink the share of barrier and softmax bookkeeping per FLOP on long
-/// sequences. Above, keys per step shrink so that Q and two stages of K and V fit in the 227 KiB of
-/// shared memory a block may have.
+/// Forward tile of a bucket for long sequences, chosen on the H200 (docs/perf-notes.md, sm90 v3).
+/// Up to D = 96 a third K/V stage keeps more loads in flight, which short image sequences (ViTs)
+/// need most; at D = 128, 176-key blocks shrink the share of barrier and softmax bookkeeping per
+/// FLOP on long sequences. Above, keys per step shrink so that Q and two stages of K and V fit in
+/// the 227 KiB of shared memory a block may have.
 constexpr FwdTile fwd_tile(int bucket) {
   if (bucket <= 96) return {128, 128, 3};
   if (bucket <= 128) return {128, 176, 2};
@@ -47,6 +47,59 @@ constexpr FwdTile fwd_tile(int bucket) {
   if (bucket <= 256) return {128, 80, 2};
   // D = 512: a 128 KiB Q tile leaves room for 32-key K (32 KiB) and V halves (16 KiB) per stage.
   return {128, 32, 2};
+}
+
+/// The bucket's second key-block width, for short sequences, or 0 where it has none. Image
+/// sequences are a few key blocks long, and the last block is mostly padding at the long width
+/// (197 ViT-B tokens fill 256 keys at 128 per block): 208 keys hold them in one block (no online
+/// rescale either), three blocks hold ViT-L/14-336's 577 (instead of five of 128), two 160-key
+/// blocks ViT-H/14's 257 (instead of three), one 96-key block SD 1.5's 77 text tokens. The widths
+/// keep every shared-memory panel (rows x swizzle bytes) a multiple of 1024 bytes, like the long
+/// ones: a multiple of 8 keys at the 128-byte swizzle (D = 64), of 16 at 64 bytes (32), of 32 at
+/// 32 bytes (48, 80). Wider buckets have none: their O accumulators leave too few of a consumer's
+/// 240 registers for the S and P of a wider block.
+constexpr int short_block_n(int bucket) {
+  switch (bucket) {
+    case 32:
+    case 64: return 208;
+    case 48: return 96;
+    case 80: return 160;
+    default: return 0;
+  }
+}
+
+/// The bucket's tile with `block_n` keys per step (its long or its short width): the short
+/// widths keep the bucket's rows and stages.
+constexpr FwdTile fwd_tile(int bucket, int block_n) {
+  FwdTile t = fwd_tile(bucket);
+  t.block_n = block_n;
+  return t;
+}
+
+/// What a key block costs beyond its keys, in keys: barrier waits, the ping-pong turn, row-max
+/// and row-sum reductions and the O rescale. Estimated from sm90 v3, where 192-key blocks ran
+/// D = 64 at N = 4096 4 % faster than 128-key ones (22 blocks against 32).
+inline constexpr int kBlockOverheadKeys = 32;
+/// The short width serves sequences of at most this many of its blocks; longer ones keep the
+/// long width, which was tuned on them and whose padding is then a small share of the keys.
+inline constexpr int kShortWidthMaxBlocks = 4;
+
+/// Modelled cost of `keys` keys in blocks of `block_n`: padded keys plus a per-block overhead.
+constexpr long long key_blocks_cost(long long keys, int block_n) {
+  return (keys + block_n - 1) / block_n * (block_n + kBlockOverheadKeys);
+}
+
+/// Key-block width of the forward of a bucket for a longest key sequence of `max_seqlen_k`: the
+/// short width where the bucket has one, the sequence fits kShortWidthMaxBlocks of its blocks and
+/// it costs strictly less than the long width; otherwise the long width.
+constexpr int fwd_block_n(int bucket, long long max_seqlen_k) {
+  const int long_n = fwd_tile(bucket).block_n;
+  const int short_n = short_block_n(bucket);
+  if (short_n == 0 || max_seqlen_k > static_cast<long long>(kShortWidthMaxBlocks) * short_n) {
+    return long_n;
+  }
+  return key_blocks_cost(max_seqlen_k, short_n) < key_blocks_cost(max_seqlen_k, long_n) ? short_n
+                                                                                        : long_n;
 }
 
 /// Consumer warpgroups (64 query rows each) plus one producer warpgroup.
@@ -59,10 +112,10 @@ constexpr std::size_t barrier_bytes(int stages) { return 8 * (2 + 4 * stages); }
 /// Shared memory one block may use on sm90 (the opt-in maximum of the H100 and H200).
 inline constexpr std::size_t kMaxSmemBytes = 227 * 1024;
 
-/// Bytes of the pipeline: Q, the K and V stages, the barriers, and 1 KiB of slack to align the
-/// swizzled tiles to 1024 bytes (the 128-byte swizzle pattern's period).
-constexpr std::size_t fwd_pipeline_bytes(int bucket) {
-  const FwdTile t = fwd_tile(bucket);
+/// Bytes of the pipeline with `block_n` keys per step: Q, the K and V stages, the barriers, and
+/// 1 KiB of slack to align the swizzled tiles to 1024 bytes (the 128-byte swizzle pattern's period).
+constexpr std::size_t fwd_pipeline_bytes(int bucket, int block_n) {
+  const FwdTile t = fwd_tile(bucket, block_n);
   const std::size_t tiles =
       (static_cast<std::size_t>(t.block_m + t.stages * t.block_n) * bucket +
        static_cast<std::size_t>(t.stages) * t.block_n * value_columns(bucket)) * 2;
@@ -78,18 +131,20 @@ inline constexpr std::size_t kStagingPanelBytes = 16 * 128;
 /// stores from the accumulators. Bucket 64 also stores directly: staged, its long sequences ran
 /// 2–3 % slower on the H200 (bench/results/2026-11-29-h200-sm90-epilogue-exp2), the short ones
 /// within 1 %.
-constexpr int epilogue_panels(int bucket) {
+constexpr int epilogue_panels(int bucket, int block_n) {
   if (bucket == 64) return 0;
   const int wanted = (value_columns(bucket) + 63) / 64;
   const std::size_t per_panel = kConsumerWarpgroups * 4 * kStagingPanelBytes;
-  const int fitting = static_cast<int>((kMaxSmemBytes - fwd_pipeline_bytes(bucket)) / per_panel);
+  const int fitting =
+      static_cast<int>((kMaxSmemBytes - fwd_pipeline_bytes(bucket, block_n)) / per_panel);
   return wanted < fitting ? wanted : fitting;
 }
 
-/// Dynamic shared memory of the forward: the pipeline and the consumer warps' O staging.
-constexpr std::size_t fwd_smem_bytes(int bucket) {
-  return fwd_pipeline_bytes(bucket) +
-         static_cast<std::size_t>(epilogue_panels(bucket)) * kConsumerWarpgroups * 4 *
+/// Dynamic shared memory of the forward with `block_n` keys per step: the pipeline and the
+/// consumer warps' O staging.
+constexpr std::size_t fwd_smem_bytes(int bucket, int block_n) {
+  return fwd_pipeline_bytes(bucket, block_n) +
+         static_cast<std::size_t>(epilogue_panels(bucket, block_n)) * kConsumerWarpgroups * 4 *
              kStagingPanelBytes;
 }
 

@@ -1,0 +1,196 @@
+// The key-block widths of the sm90 forward (src/cuda/sm90/tile_config.h): buckets 32 to 80 have a
+// short width next to the long one, and the host picks one from the longest key sequence. The
+// cases put Nk on both sides of every length where the choice changes and run causal masks,
+// grouped heads and varlen batches at both widths, against the float64 reference.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "attention_check.h"
+#include "cuda/sm90/tile_config.h"
+#include "cuda_target.h"
+
+namespace flashvision::testing {
+namespace {
+
+namespace sm90 = flashvision::detail::sm90;
+
+constexpr bool picks_short(int bucket, long long max_seqlen_k) {
+  return sm90::fwd_block_n(bucket, max_seqlen_k) == sm90::short_block_n(bucket);
+}
+
+// The named cases below rely on these choices: a change of the selection model that moves them
+// must move the cases too (the boundary test follows the model by itself).
+static_assert(picks_short(64, 197), "ViT-B/16: one short block");
+static_assert(picks_short(64, 577), "ViT-L/14-336: three short blocks");
+static_assert(picks_short(80, 257), "ViT-H/14: two short blocks");
+static_assert(picks_short(48, 77), "SD 1.5 cross attention: one short block");
+static_assert(!picks_short(80, 1024) && !picks_short(64, 4096), "long sequences: long width");
+static_assert(!picks_short(128, 197), "bucket 128 has no short width");
+
+/// The buckets with a short width, each with a head dim in it (below the bucket's top where the
+/// bucket has room, so that padded columns take part too).
+struct BucketDim {
+  int bucket;
+  int64_t head_dim;
+};
+constexpr BucketDim kShortWidthBuckets[] = {{32, 32}, {48, 40}, {64, 64}, {80, 72}};
+static_assert(sm90::short_block_n(32) != 0 && sm90::short_block_n(48) != 0 &&
+              sm90::short_block_n(64) != 0 && sm90::short_block_n(80) != 0);
+
+/// Key lengths on both sides of every change of the width choice of `bucket`, up to just past
+/// the longest sequence the short width serves.
+std::vector<int64_t> boundary_lengths(int bucket) {
+  std::vector<int64_t> lengths;
+  const long long last =
+      static_cast<long long>(sm90::kShortWidthMaxBlocks) * sm90::short_block_n(bucket) + 1;
+  for (long long n = 2; n <= last; ++n) {
+    if (sm90::fwd_block_n(bucket, n) != sm90::fwd_block_n(bucket, n - 1)) {
+      if (lengths.empty() || lengths.back() != n - 1) lengths.push_back(n - 1);
+      lengths.push_back(n);
+    }
+  }
+  return lengths;
+}
+
+AttentionCase dense(DType dtype, int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim) {
+  AttentionCase c;
+  c.dtype = dtype;
+  c.batch = 2;
+  c.seqlen_q = seqlen_q;
+  c.seqlen_k = seqlen_k;
+  c.heads = c.heads_kv = 2;
+  c.head_dim = head_dim;
+  return c;
+}
+
+class GpuSm90KeyBlocks : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override {
+    const std::string why = kernel_unavailable(CudaKernel::sm90);
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+  DType dtype() const { return GetParam(); }
+  static Target target() { return cuda_target(CudaKernel::sm90); }
+};
+
+TEST(Sm90KeyBlockChoice, BoundariesSwitchWidths) {
+  for (const BucketDim& b : kShortWidthBuckets) {
+    const std::vector<int64_t> lengths = boundary_lengths(b.bucket);
+    ASSERT_GE(lengths.size(), 4u) << "bucket " << b.bucket;
+    bool saw_short = false, saw_long = false;
+    for (const int64_t n : lengths) {
+      const int width = sm90::fwd_block_n(b.bucket, n);
+      saw_short |= width == sm90::short_block_n(b.bucket);
+      saw_long |= width == sm90::fwd_tile(b.bucket).block_n;
+    }
+    EXPECT_TRUE(saw_short && saw_long) << "bucket " << b.bucket;
+    // Past the short width's reach the long width is kept whatever the padding.
+    const long long reach =
+        static_cast<long long>(sm90::kShortWidthMaxBlocks) * sm90::short_block_n(b.bucket);
+    EXPECT_EQ(sm90::fwd_block_n(b.bucket, reach + 1), sm90::fwd_tile(b.bucket).block_n);
+    EXPECT_EQ(sm90::fwd_block_n(b.bucket, 1 << 20), sm90::fwd_tile(b.bucket).block_n);
+  }
+}
+
+TEST_P(GpuSm90KeyBlocks, LengthsAroundEveryBoundary) {
+  for (const BucketDim& b : kShortWidthBuckets) {
+    bool causal = false;
+    for (const int64_t n : boundary_lengths(b.bucket)) {
+      // 130 query rows: a full and a partial query tile; every other length also causal.
+      AttentionCase c = dense(dtype(), 130, n, b.head_dim);
+      c.batch = 1;
+      c.causal = causal;
+      causal = !causal;
+      SCOPED_TRACE("bucket " + std::to_string(b.bucket) + " block_n " +
+                   std::to_string(sm90::fwd_block_n(b.bucket, n)));
+      check_forward(target(), c);
+    }
+  }
+}
+
+TEST_P(GpuSm90KeyBlocks, ImageSequenceLengths) {
+  // ViT-B/16 (one short block), ViT-L/14-336 (three, the last partial), full blocks, ViT-H/14
+  // (two 160-key blocks), SD cross attention (one 96-key block for 77 tokens).
+  for (const int64_t n : {197, 208, 416, 577}) check_forward(target(), dense(dtype(), n, n, 64));
+  check_forward(target(), dense(dtype(), 257, 257, 80));
+  check_forward(target(), dense(dtype(), 300, 77, 40));
+}
+
+TEST_P(GpuSm90KeyBlocks, CausalAtShortWidth) {
+  // The diagonal inside the single block; queries ahead of keys (bottom-right alignment: some
+  // blocks are skipped); more queries than keys (the first rows see nothing).
+  for (const auto& [nq, nk, dim] : {std::tuple<int64_t, int64_t, int64_t>{197, 197, 64},
+                                    {300, 577, 64},
+                                    {577, 200, 64},
+                                    {257, 257, 80},
+                                    {77, 150, 72}}) {
+    ASSERT_TRUE(picks_short(sm90::head_dim_bucket(dim), nk)) << "Nk " << nk << " D " << dim;
+    AttentionCase c = dense(dtype(), nq, nk, dim);
+    c.causal = true;
+    check_forward(target(), c);
+  }
+}
+
+TEST_P(GpuSm90KeyBlocks, GroupedHeadsAtShortWidth) {
+  for (const bool causal : {false, true}) {
+    AttentionCase gqa = dense(dtype(), 197, 197, 64);
+    gqa.heads = 6;
+    gqa.heads_kv = 2;
+    gqa.causal = causal;
+    check_forward(target(), gqa);
+    AttentionCase mqa = dense(dtype(), 257, 257, 80);
+    mqa.heads = 4;
+    mqa.heads_kv = 1;
+    mqa.causal = causal;
+    mqa.layout = Layout::torch;
+    check_forward(target(), mqa);
+  }
+}
+
+TEST_P(GpuSm90KeyBlocks, VarlenMixedLengths) {
+  // The longest key sequence picks the width: short here (208), with sequences of one key, none,
+  // a partial block and a full one.
+  static_assert(picks_short(64, 208));
+  AttentionCase c;
+  c.dtype = dtype();
+  c.seqlens_q = {197, 3, 150, 5, 130, 1};
+  c.seqlens_k = {197, 1, 150, 0, 208, 64};
+  c.heads = 4;
+  c.heads_kv = 2;
+  c.head_dim = 64;
+  check_forward(target(), c);
+  c.causal = true;
+  check_forward(target(), c);
+
+  // Short (160 at bucket 80) with grouped heads and causal rows that see nothing.
+  static_assert(picks_short(80, 257));
+  AttentionCase h;
+  h.dtype = dtype();
+  h.seqlens_q = {257, 100, 64, 0, 9};
+  h.seqlens_k = {257, 160, 33, 1, 2};
+  h.heads = 4;
+  h.heads_kv = 1;
+  h.head_dim = 72;
+  h.causal = true;
+  check_forward(target(), h);
+
+  // Long: one sequence past the short width's reach makes the short ones run at 128 keys.
+  static_assert(!picks_short(64, 900));
+  AttentionCase l;
+  l.dtype = dtype();
+  l.seqlens_q = {197, 900, 77};
+  l.seqlens_k = {197, 900, 77};
+  l.heads = l.heads_kv = 2;
+  l.head_dim = 64;
+  check_forward(target(), l);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, GpuSm90KeyBlocks, ::testing::Values(DType::bf16, DType::f16),
+                         [](const auto& point) { return std::string(to_string(point.param)); });
+
+}  // namespace
+}  // namespace flashvision::testing
