@@ -1,6 +1,7 @@
 // Argument structs of the two entry points.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "flashvision/tensor.h"
@@ -57,6 +58,14 @@ struct BackwardArgs : AttentionOptions {
   TensorView dk;               ///< gradient with respect to k (written; summed over each GQA group)
   TensorView dv;               ///< gradient with respect to v (written; summed over each GQA group)
   bool deterministic = false;  ///< GPU backends: bitwise reproducible dq (slower)
+  /// CUDA: scratch memory for the call (dQ accumulator, rowsum(dO∘O), partial dK/dV): at least
+  /// backward_workspace_size(args) bytes on the tensors' device, 256-byte aligned, not used by
+  /// anything else until the call's work on `stream` has completed. nullptr: the call takes it
+  /// with cudaMallocAsync on `stream` and frees it after its kernels — stream-ordered, but a
+  /// driver call per backward that costs tens of microseconds when the memory pool has given its
+  /// memory back; callers with their own allocator (PyTorch's) pass a buffer instead.
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;  ///< size of `workspace` in bytes
 };
 
 }  // namespace flashvision

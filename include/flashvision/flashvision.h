@@ -1,6 +1,7 @@
 // flashvision: exact, IO-aware attention for image models. The one header users include.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,11 @@ void forward(const ForwardArgs& args);
 /// Computes dq, dk, dv from the forward call's inputs, output, lse and dout. Throws
 /// flashvision::Error on invalid arguments.
 void backward(const BackwardArgs& args);
+
+/// Bytes of workspace backward(args) needs (BackwardArgs::workspace): 0 on the CPU, and for CUDA
+/// tensors what the call would allocate itself. Validates args as backward() does (workspace
+/// itself aside).
+std::size_t backward_workspace_size(const BackwardArgs& args);
 
 /// The backend forward() would run for these arguments (after validation).
 Backend selected_backend(const ForwardArgs& args);

@@ -265,12 +265,12 @@ void forward_described(nb::handle q, nb::handle k, nb::handle v, nb::handle out,
   flashvision::forward(args);
 }
 
-/// backward() for described tensors (see described_view), with the automatic backend.
-void backward_described(nb::handle dout, nb::handle q, nb::handle k, nb::handle v, nb::handle out,
-                        nb::handle lse, nb::handle dq, nb::handle dk, nb::handle dv, float scale,
-                        bool causal, nb::handle cu_seqlens_q, nb::handle cu_seqlens_k,
-                        int max_seqlen_q, int max_seqlen_k, bool deterministic,
-                        std::uintptr_t stream) {
+/// BackwardArgs for described tensors (see described_view), with the automatic backend.
+flashvision::BackwardArgs described_backward_args(
+    nb::handle dout, nb::handle q, nb::handle k, nb::handle v, nb::handle out, nb::handle lse,
+    nb::handle dq, nb::handle dk, nb::handle dv, float scale, bool causal, nb::handle cu_seqlens_q,
+    nb::handle cu_seqlens_k, int max_seqlen_q, int max_seqlen_k, bool deterministic,
+    std::uintptr_t stream) {
   flashvision::BackwardArgs args;
   set_described_options(args, scale, causal, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                         stream);
@@ -284,8 +284,36 @@ void backward_described(nb::handle dout, nb::handle q, nb::handle k, nb::handle 
   args.dk = described_view(dk, "dk");
   args.dv = described_view(dv, "dv");
   args.deterministic = deterministic;
+  return args;
+}
+
+/// backward() for described tensors; `workspace` (a device pointer as an int, 0 for none) and
+/// `workspace_bytes` as BackwardArgs::workspace.
+void backward_described(nb::handle dout, nb::handle q, nb::handle k, nb::handle v, nb::handle out,
+                        nb::handle lse, nb::handle dq, nb::handle dk, nb::handle dv, float scale,
+                        bool causal, nb::handle cu_seqlens_q, nb::handle cu_seqlens_k,
+                        int max_seqlen_q, int max_seqlen_k, bool deterministic,
+                        std::uintptr_t stream, std::uintptr_t workspace,
+                        std::size_t workspace_bytes) {
+  flashvision::BackwardArgs args =
+      described_backward_args(dout, q, k, v, out, lse, dq, dk, dv, scale, causal, cu_seqlens_q,
+                              cu_seqlens_k, max_seqlen_q, max_seqlen_k, deterministic, stream);
+  args.workspace = reinterpret_cast<void*>(workspace);
+  args.workspace_bytes = workspace_bytes;
   nb::gil_scoped_release release;
   flashvision::backward(args);
+}
+
+/// backward_workspace_size() for the described tensors of a backward_described call.
+std::size_t backward_workspace_size_described(nb::handle dout, nb::handle q, nb::handle k,
+                                              nb::handle v, nb::handle out, nb::handle lse,
+                                              nb::handle dq, nb::handle dk, nb::handle dv,
+                                              float scale, bool causal, nb::handle cu_seqlens_q,
+                                              nb::handle cu_seqlens_k, int max_seqlen_q,
+                                              int max_seqlen_k, bool deterministic) {
+  return flashvision::backward_workspace_size(
+      described_backward_args(dout, q, k, v, out, lse, dq, dk, dv, scale, causal, cu_seqlens_q,
+                              cu_seqlens_k, max_seqlen_q, max_seqlen_k, deterministic, 0));
 }
 
 std::vector<std::string> compiled_backend_names() {
@@ -328,10 +356,18 @@ NB_MODULE(_C, m) {
         nb::arg("v"), nb::arg("out"), nb::arg("lse"), nb::arg("dq"), nb::arg("dk"), nb::arg("dv"),
         nb::arg("scale"), nb::arg("causal"), nb::arg("cu_seqlens_q").none(),
         nb::arg("cu_seqlens_k").none(), nb::arg("max_seqlen_q"), nb::arg("max_seqlen_k"),
-        nb::arg("deterministic"), nb::arg("stream"),
+        nb::arg("deterministic"), nb::arg("stream"), nb::arg("workspace"),
+        nb::arg("workspace_bytes"),
         "backward() with described tensors as in forward_described: dout, q, k, v, out, lse, "
         "dq, dk, dv, scale, causal, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, "
-        "deterministic, stream.");
+        "deterministic, stream, workspace (device pointer as an int, 0: the call allocates), "
+        "workspace_bytes.");
+  m.def("backward_workspace_size_described", &backward_workspace_size_described,
+        nb::arg("dout"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("lse"),
+        nb::arg("dq"), nb::arg("dk"), nb::arg("dv"), nb::arg("scale"), nb::arg("causal"),
+        nb::arg("cu_seqlens_q").none(), nb::arg("cu_seqlens_k").none(), nb::arg("max_seqlen_q"),
+        nb::arg("max_seqlen_k"), nb::arg("deterministic"),
+        "Bytes of workspace backward_described needs for these described tensors (0 on the CPU).");
   m.def("selected_kernel", &selected_kernel, nb::arg("q"), nb::arg("k"), nb::arg("v"),
         nb::kw_only(), nb::arg("scale") = 0.0f, nb::arg("causal") = false,
         nb::arg("cu_seqlens_q").none() = nb::none(), nb::arg("cu_seqlens_k").none() = nb::none(),

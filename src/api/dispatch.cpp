@@ -88,6 +88,16 @@ void backward(const BackwardArgs& args) {
   run_backward(p, choose_backend(p, args.backend, true));
 }
 
+std::size_t backward_workspace_size(const BackwardArgs& args) {
+  const Problem p = detail::make_backward_problem(args);
+  if (choose_backend(p, args.backend, true) == Backend::cpu) return 0;
+#ifdef FLASHVISION_HAVE_CUDA
+  return detail::cuda_backward_workspace_bytes(p);
+#else
+  no_cuda();
+#endif
+}
+
 Backend selected_backend(const ForwardArgs& args) {
   return choose_backend(detail::make_forward_problem(args), args.backend, false);
 }

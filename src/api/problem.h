@@ -66,6 +66,8 @@ struct Problem {
   void* stream = nullptr;
   int num_threads = 0;
   bool deterministic = false;
+  void* workspace = nullptr;  ///< backward on CUDA: caller's scratch (nullptr: allocate)
+  std::size_t workspace_bytes = 0;
 
   Operand q, k, v, out;  ///< forward and backward
   LseOperand lse;

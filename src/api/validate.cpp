@@ -332,6 +332,13 @@ Problem make_backward_problem(const BackwardArgs& args) {
   p.dk = like_operand(args.dk, "dk", args.k, "k", k_dims, p.varlen);
   p.dv = like_operand(args.dv, "dv", args.v, "v", k_dims, p.varlen);
   p.deterministic = args.deterministic;
+  // The size is checked by the backend, which knows what the call needs.
+  if (args.workspace != nullptr && reinterpret_cast<std::uintptr_t>(args.workspace) % 256 != 0) {
+    fail("workspace is not 256-byte aligned; expected device memory from an allocator "
+         "(cudaMalloc or a framework's) or nullptr");
+  }
+  p.workspace = args.workspace;
+  p.workspace_bytes = args.workspace_bytes;
   return p;
 }
 

@@ -269,60 +269,103 @@ int backward_splits(const Problem& p, const sm80::BwdParams& params, int bucket)
                                 partial_bytes);
 }
 
-}  // namespace
-
-void cuda_backward(const Problem& p) {
-  DeviceGuard guard(p.device_index);
-  const int bucket = sm80::head_dim_bucket(p.head_dim);
+/// The backward's parameters without the workspace pointers, and how its workspace divides.
+struct BackwardPlan {
   sm80::BwdParams params;
+  DType dtype = DType::f32;
+  int bucket = 0;
+  bool empty = false;              ///< no sequence or no head: nothing to compute
+  std::size_t dq_floats = 0;       ///< fp32 dQ accumulator
+  std::size_t dvec_floats = 0;     ///< rowsum(dO * O) per query row and head
+  std::size_t partial_floats = 0;  ///< all splits' partial dK (and as many for dV); 0 unsplit
+
+  std::size_t workspace_bytes() const {
+    return (dq_floats + dvec_floats + 2 * partial_floats) * sizeof(float);
+  }
+};
+
+BackwardPlan plan_backward(const Problem& p) {
+  BackwardPlan plan;
+  plan.dtype = p.dtype;
+  plan.bucket = sm80::head_dim_bucket(p.head_dim);
+  sm80::BwdParams& params = plan.params;
   set_common_params(params, p);
   params.dout = tensor_params(p.dout);
   params.dq = tensor_params(p.dq);
   params.dk = tensor_params(p.dk);
   params.dv = tensor_params(p.dv);
   params.accum_rows = params.shape.total_q;
-  params.num_n_blocks = static_cast<int>(ceil_div(p.seqlen_k, sm80::bwd_tile(bucket).block_n));
+  params.num_n_blocks =
+      static_cast<int>(ceil_div(p.seqlen_k, sm80::bwd_tile(plan.bucket).block_n));
   params.deterministic = p.deterministic;
   params.partial_rows = params.shape.total_k;
-  if (p.batch == 0 || p.heads == 0) return;
-  params.num_splits = params.num_n_blocks > 0 ? backward_splits(p, params, bucket) : 1;
-
-  auto* stream = static_cast<cudaStream_t>(p.stream);
-  const std::size_t dq_floats = static_cast<std::size_t>(p.heads * params.accum_rows * p.head_dim);
-  const std::size_t dvec_floats = static_cast<std::size_t>(p.heads * params.accum_rows);
-  // All splits' partial dK (and as many for dV); none without a split.
-  const std::size_t partial_floats =
-      params.num_splits > 1
-          ? static_cast<std::size_t>(params.num_splits * p.heads_kv * params.partial_rows *
-                                     p.head_dim)
-          : 0;
-  const std::size_t bytes = (dq_floats + dvec_floats + 2 * partial_floats) * sizeof(float);
-  void* workspace = nullptr;
-  if (bytes > 0) {
-    cuda_check(cudaMallocAsync(&workspace, bytes, stream), "cudaMallocAsync (backward workspace)");
+  plan.empty = p.batch == 0 || p.heads == 0;
+  if (plan.empty) return plan;
+  params.num_splits = params.num_n_blocks > 0 ? backward_splits(p, params, plan.bucket) : 1;
+  plan.dq_floats = static_cast<std::size_t>(p.heads * params.accum_rows * p.head_dim);
+  plan.dvec_floats = static_cast<std::size_t>(p.heads * params.accum_rows);
+  if (params.num_splits > 1) {
+    plan.partial_floats = static_cast<std::size_t>(params.num_splits * p.heads_kv *
+                                                   params.partial_rows * p.head_dim);
   }
-  params.dq_accum = static_cast<float*>(workspace);
+  return plan;
+}
+
+/// Queues the backward's kernels, with plan.workspace_bytes() of workspace at `workspace`.
+void run_backward(BackwardPlan& plan, float* workspace, void* stream) {
+  sm80::BwdParams& params = plan.params;
+  params.dq_accum = workspace;
   // dQ and the partials first: their sizes are multiples of head_dim (a multiple of 8), so each
   // starts 32-byte aligned for the vector accesses.
-  if (partial_floats > 0) {
-    params.dk_partial = params.dq_accum + dq_floats;
-    params.dv_partial = params.dk_partial + partial_floats;
+  if (plan.partial_floats > 0) {
+    params.dk_partial = params.dq_accum + plan.dq_floats;
+    params.dv_partial = params.dk_partial + plan.partial_floats;
   }
-  params.dvec = params.dq_accum + dq_floats + 2 * partial_floats;
-  try {
-    if (bytes > 0) {
-      cuda_check(cudaMemsetAsync(params.dq_accum, 0, dq_floats * sizeof(float), stream),
-                 "cudaMemsetAsync (dQ accumulator)");
-      sm80::backward_preprocess(p.dtype, params, p.stream);
+  params.dvec = params.dq_accum + plan.dq_floats + 2 * plan.partial_floats;
+  // Without query rows there is no dQ, but keys still get their (zero) dK and dV.
+  const bool has_queries = plan.dq_floats > 0;
+  if (has_queries) {
+    cuda_check(cudaMemsetAsync(params.dq_accum, 0, plan.dq_floats * sizeof(float),
+                               static_cast<cudaStream_t>(stream)),
+               "cudaMemsetAsync (dQ accumulator)");
+    sm80::backward_preprocess(plan.dtype, params, stream);
+  }
+  if (params.num_n_blocks > 0) sm80::backward_main(plan.dtype, plan.bucket, params, stream);
+  if (params.num_splits > 1) sm80::backward_reduce_dkdv(plan.dtype, params, stream);
+  if (has_queries) sm80::backward_convert_dq(plan.dtype, params, stream);
+}
+
+}  // namespace
+
+std::size_t cuda_backward_workspace_bytes(const Problem& p) {
+  DeviceGuard guard(p.device_index);
+  return plan_backward(p).workspace_bytes();
+}
+
+void cuda_backward(const Problem& p) {
+  DeviceGuard guard(p.device_index);
+  BackwardPlan plan = plan_backward(p);
+  if (plan.empty) return;
+  const std::size_t bytes = plan.workspace_bytes();
+  if (bytes == 0 || p.workspace != nullptr) {
+    if (p.workspace_bytes < bytes) {
+      throw Error("workspace_bytes is " + std::to_string(p.workspace_bytes) +
+                  " but this backward call needs " + std::to_string(bytes) +
+                  " bytes (backward_workspace_size)");
     }
-    if (params.num_n_blocks > 0) sm80::backward_main(p.dtype, bucket, params, p.stream);
-    if (params.num_splits > 1) sm80::backward_reduce_dkdv(p.dtype, params, p.stream);
-    if (bytes > 0) sm80::backward_convert_dq(p.dtype, params, p.stream);
+    run_backward(plan, static_cast<float*>(p.workspace), p.stream);
+    return;
+  }
+  auto* stream = static_cast<cudaStream_t>(p.stream);
+  void* workspace = nullptr;
+  cuda_check(cudaMallocAsync(&workspace, bytes, stream), "cudaMallocAsync (backward workspace)");
+  try {
+    run_backward(plan, static_cast<float*>(workspace), p.stream);
   } catch (...) {
-    if (workspace != nullptr) cudaFreeAsync(workspace, stream);
+    cudaFreeAsync(workspace, stream);
     throw;
   }
-  if (workspace != nullptr) cuda_check(cudaFreeAsync(workspace, stream), "cudaFreeAsync");
+  cuda_check(cudaFreeAsync(workspace, stream), "cudaFreeAsync");
 }
 
 #ifdef FLASHVISION_HAVE_SM90

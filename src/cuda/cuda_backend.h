@@ -2,6 +2,7 @@
 // and backward) and the Hopper forward (sm90).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@ void cuda_forward(const Problem& p);
 /// Queues the backward pass on p.stream (workspace is stream-ordered). Precondition:
 /// cuda_supports(p, true); throws flashvision::Error when a CUDA call fails.
 void cuda_backward(const Problem& p);
+/// Bytes of workspace cuda_backward(p) uses (p.workspace must hold at least that many).
+std::size_t cuda_backward_workspace_bytes(const Problem& p);
 /// Whether the sm80 path runs this problem (dtype, head dim, alignment, device); `why` says why
 /// not.
 bool cuda_supports(const Problem& p, bool backward, std::string* why);

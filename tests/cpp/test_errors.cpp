@@ -221,6 +221,22 @@ TEST_F(ArgumentErrors, BackwardGradientDtype) {
   backward_fails("dout.dtype is bf16 but q has f32");
 }
 
+TEST_F(ArgumentErrors, BackwardWorkspaceAlignment) {
+  alignas(256) static unsigned char scratch[512];
+  bwd_.workspace = scratch + 16;
+  bwd_.workspace_bytes = 256;
+  backward_fails("workspace is not 256-byte aligned");
+  bwd_.workspace = scratch;
+  EXPECT_NO_THROW(fv::backward(bwd_));
+}
+
+TEST_F(ArgumentErrors, BackwardWorkspaceSizeOnCpuIsZero) {
+  EXPECT_EQ(fv::backward_workspace_size(bwd_), 0u);
+  bwd_.dk.shape[2] = kH;  // the size query validates as backward() does
+  expect_error([&] { fv::backward_workspace_size(bwd_); },
+               "dk.shape[2] (kv heads) is 4 but k has 2");
+}
+
 /// Varlen problem with 3 sequences of lengths {2, 0, 3} packed into 5 rows.
 class VarlenErrors : public ArgumentErrors {
  protected:

@@ -133,9 +133,25 @@ def backward_impl(dout: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor, ls
                     deterministic=deterministic)
         return dq, dk, dv
     device = described[1][2]
-    _on_device(device, _C.backward_described, *described[:9], scale, causal, described[9],
-               described[10], max_seqlen_q, max_seqlen_k, deterministic, _stream(device))
+    _on_device(device, _backward_described, described, scale, causal, max_seqlen_q,
+               max_seqlen_k, deterministic, device)
     return dq, dk, dv
+
+
+def _backward_described(described, scale, causal, max_seqlen_q, max_seqlen_k, deterministic,
+                        device):
+    """_C.backward_described with, on a GPU, its workspace from PyTorch's caching allocator on
+    the current stream (a cudaMallocAsync per call costs tens of microseconds once the driver's
+    pool has released its memory)."""
+    options = (scale, causal, described[9], described[10], max_seqlen_q, max_seqlen_k,
+               deterministic)
+    workspace, workspace_bytes = None, 0
+    if device >= 0:
+        workspace_bytes = _C.backward_workspace_size_described(*described[:9], *options)
+        if workspace_bytes > 0:
+            workspace = torch.empty(workspace_bytes, dtype=torch.uint8, device=f"cuda:{device}")
+    _C.backward_described(*described[:9], *options, _stream(device),
+                          0 if workspace is None else workspace.data_ptr(), workspace_bytes)
 
 
 @torch.library.custom_op("flashvision::fwd", mutates_args=())
@@ -178,9 +194,13 @@ def _fwd_setup_context(ctx, inputs, output):
     ctx.options = (max_seqlen_q, max_seqlen_k, scale, causal)
     # The gradient through lse (softmax probabilities times dlse) is not implemented.
     ctx.mark_non_differentiable(lse)
+    # dlse is never read: without this, autograd fills a zero tensor for it on every backward.
+    ctx.set_materialize_grads(False)
 
 
 def _fwd_backward(ctx, dout, dlse):
+    if dout is None:  # grads are not materialized: out took no part in the loss
+        return None, None, None, None, None, None, None, None, None
     q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k = ctx.saved_tensors
     max_seqlen_q, max_seqlen_k, scale, causal = ctx.options
     dq, dk, dv = backward(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
