@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -259,10 +260,29 @@ void cuda_forward(const Problem& p) {
 
 namespace {
 
+/// The backward tile variant (tile_config.h): the highest the bucket has and the device's shared
+/// memory allows, at most FLASHVISION_SM80_BWD_TILE (0, 1, 2) when that is set, so that one GPU
+/// can run the variants smaller ones pick (the GPU tests do).
+int backward_tile_variant(int bucket, int device_index) {
+  const int best = sm80::bwd_tile_variant(
+      bucket, static_cast<std::size_t>(device_info(device_index).smem_optin));
+  const char* cap = std::getenv("FLASHVISION_SM80_BWD_TILE");
+  if (cap == nullptr || *cap == '\0') return best;
+  if (cap[1] != '\0' || cap[0] < '0' || cap[0] >= '0' + sm80::kBwdTileVariants) {
+    throw Error(std::string("FLASHVISION_SM80_BWD_TILE is \"") + cap +
+                "\", expected a tile variant 0.." + std::to_string(sm80::kBwdTileVariants - 1));
+  }
+  // Every variant below the best one the bucket has fits too: they need less shared memory.
+  for (int variant = std::min(best, cap[0] - '0'); variant > 0; --variant) {
+    if (sm80::bwd_tile(bucket, variant).block_m > 0) return variant;
+  }
+  return 0;
+}
+
 /// Query splits of the backward grid (see bwd_split.h), from the device's SM count.
-int backward_splits(const Problem& p, const sm80::BwdParams& params, int bucket) {
+int backward_splits(const Problem& p, const sm80::BwdParams& params, int block_m) {
   const int64_t ctas = (p.deterministic ? 1 : params.num_n_blocks) * p.batch * p.heads_kv;
-  const int64_t query_blocks = ceil_div(p.seqlen_q, sm80::bwd_tile(bucket).block_m);
+  const int64_t query_blocks = ceil_div(p.seqlen_q, block_m);
   const int64_t partial_bytes = 2 * p.heads_kv * params.partial_rows * p.head_dim *
                                 static_cast<int64_t>(sizeof(float));
   return sm80::bwd_query_splits(ctas, query_blocks, device_info(p.device_index).sm_count,
@@ -279,8 +299,8 @@ struct BackwardPlan {
   std::size_t dvec_floats = 0;     ///< rowsum(dO * O) per query row and head
   std::size_t partial_floats = 0;  ///< all splits' partial dK (and as many for dV); 0 unsplit
 
-  std::size_t workspace_bytes() const {
-    return (dq_floats + dvec_floats + 2 * partial_floats) * sizeof(float);
+  std::size_t workspace_bytes() const {  // dQ, the partials, then D and LSE * log2(e) per row
+    return (dq_floats + 2 * dvec_floats + 2 * partial_floats) * sizeof(float);
   }
 };
 
@@ -295,13 +315,14 @@ BackwardPlan plan_backward(const Problem& p) {
   params.dk = tensor_params(p.dk);
   params.dv = tensor_params(p.dv);
   params.accum_rows = params.shape.total_q;
-  params.num_n_blocks =
-      static_cast<int>(ceil_div(p.seqlen_k, sm80::bwd_tile(plan.bucket).block_n));
   params.deterministic = p.deterministic;
   params.partial_rows = params.shape.total_k;
   plan.empty = p.batch == 0 || p.heads == 0;
   if (plan.empty) return plan;
-  params.num_splits = params.num_n_blocks > 0 ? backward_splits(p, params, plan.bucket) : 1;
+  params.tile_variant = backward_tile_variant(plan.bucket, p.device_index);
+  const sm80::BwdTile tile = sm80::bwd_tile(plan.bucket, params.tile_variant);
+  params.num_n_blocks = static_cast<int>(ceil_div(p.seqlen_k, tile.block_n));
+  params.num_splits = params.num_n_blocks > 0 ? backward_splits(p, params, tile.block_m) : 1;
   plan.dq_floats = static_cast<std::size_t>(p.heads * params.accum_rows * p.head_dim);
   plan.dvec_floats = static_cast<std::size_t>(p.heads * params.accum_rows);
   if (params.num_splits > 1) {
@@ -322,6 +343,7 @@ void run_backward(BackwardPlan& plan, float* workspace, void* stream) {
     params.dv_partial = params.dk_partial + plan.partial_floats;
   }
   params.dvec = params.dq_accum + plan.dq_floats + 2 * plan.partial_floats;
+  params.lse_log2 = params.dvec + plan.dvec_floats;
   // Without query rows there is no dQ, but keys still get their (zero) dK and dV.
   const bool has_queries = plan.dq_floats > 0;
   if (has_queries) {

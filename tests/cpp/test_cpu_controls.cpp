@@ -2,12 +2,11 @@
 // instruction set (FLASHVISION_CPU_ISA) must give correct results too.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <optional>
 #include <random>
 #include <string>
 
 #include "attention_check.h"
+#include "scoped_env.h"
 
 namespace flashvision::testing {
 namespace {
@@ -65,28 +64,6 @@ TEST(CpuThreads, SingleThreadMatchesReference) {
     check_backward(cpu_target(), c);
   }
 }
-
-/// Sets an environment variable for one scope and restores the previous value.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) previous_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (previous_) {
-      setenv(name_, previous_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> previous_;
-};
 
 class ForcedIsa : public ::testing::TestWithParam<const char*> {};
 

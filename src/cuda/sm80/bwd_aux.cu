@@ -1,8 +1,10 @@
-// The small backward kernels around the main one: D = rowsum(dO * O) before it; after it, the fp32
-// dQ accumulator scaled and converted to the storage dtype, and (when the main kernel split the
-// query blocks) the fp32 partial dK, dV summed and converted. All are memory-bound and independent
-// of the head-dim bucket.
+// The small backward kernels around the main one: D = rowsum(dO * O) and LSE in log2 units before
+// it; after it, the fp32 dQ accumulator scaled and converted to the storage dtype, and (when the
+// main kernel split the query blocks) the fp32 partial dK, dV summed and converted. All are
+// memory-bound and independent of the head-dim bucket.
 #include <cuda_runtime.h>
+
+#include <cmath>
 
 #include "cuda/common/cuda_check.h"
 #include "cuda/common/dtype_map.cuh"
@@ -52,7 +54,14 @@ __global__ void __launch_bounds__(kAuxThreads) bwd_preprocess_kernel(const __gri
   }
 #pragma unroll
   for (int offset = 16; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);
-  if (lane == 0) p.dvec[head * p.accum_rows + ws_row] = dot;
+  if (lane == 0) {
+    p.dvec[head * p.accum_rows + ws_row] = dot;
+    const float lse = p.lse[seq * p.lse_seq_stride + head * p.lse_head_stride +
+                            row * p.lse_row_stride];
+    // A row that saw no key (lse = -inf) has P = 0 everywhere: +inf makes exp2 give exactly 0.
+    p.lse_log2[head * p.accum_rows + ws_row] =
+        lse == -INFINITY ? INFINITY : lse * static_cast<float>(M_LOG2E);
+  }
 }
 
 /// 8 fp32 values times `scale` packed into 8 storage elements at `dst`.

@@ -1,16 +1,17 @@
 // sm80 backward main kernel: one CTA per (key block, kv head, sequence) walks the query blocks of
 // every query head of its GQA group. Per query block it recomputes P^T = exp(scale K Q^T - LSE)
-// and dP^T = V dO^T with warps splitting the keys, stages P^T and dS^T = P^T (dP^T - D) in shared
-// memory, accumulates dV += P^T dO and dK += dS^T Q in registers, and adds dQ = dS K into an fp32
-// workspace (atomics, or ordered read-modify-write in deterministic mode).
+// and dP^T = V dO^T, stages P^T and dS^T = P^T (dP^T - D) in shared memory, accumulates
+// dV += P^T dO and dK += dS^T Q in registers, and adds dQ = dS K into an fp32 workspace (atomics,
+// or ordered read-modify-write in deterministic mode). Each of these GEMMs splits its output over
+// the warps as tile_config.h's warp_grid picks: the fewest ldmatrix bytes per mma. The host picks
+// the tile variant (bwd_tile: 64 or 128 query rows, one or two query slots) the device's shared
+// memory allows.
 // When (key blocks x kv heads x sequences) cannot fill the GPU, the host splits the query blocks
 // over num_splits CTAs per key block: each walks a contiguous share and writes fp32 partial dK, dV
 // that the reduce kernel (bwd_aux.cu) sums in split order.
 #pragma once
 
 #include <cuda_runtime.h>
-
-#include <cmath>
 
 #include "cuda/common/cuda_check.h"
 #include "cuda/common/dtype_map.cuh"
@@ -21,58 +22,76 @@
 
 namespace flashvision::detail::sm80 {
 
-/// Compile-time geometry of the backward kernel for one head-dim bucket.
-template <int kHeadDim>
+/// Compile-time geometry of the backward kernel for one head-dim bucket and tile variant.
+template <int kHeadDim, int kVariant>
 struct BwdTraits {
-  static constexpr BwdTile kTile = bwd_tile(kHeadDim);
+  static constexpr BwdTile kTile = bwd_tile(kHeadDim, kVariant);
   static constexpr int kBlockM = kTile.block_m;
   static constexpr int kBlockN = kTile.block_n;
   static constexpr int kWarps = kTile.warps;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kLd = padded(kHeadDim);  // pitch of K, V, Q, dO tiles
   static constexpr int kLdM = padded(kBlockM);  // pitch of the P^T and dS^T tiles
-  // S^T, dP^T and dK, dV: warps split the keys in 16-row groups, the rest split the other side.
-  static constexpr int kKeyGroups = kBlockN / 16 < kWarps ? kBlockN / 16 : kWarps;
-  static constexpr int kSplit = kWarps / kKeyGroups;
-  static constexpr int kQueriesPerWarp = kBlockM / kSplit;  // of S^T and dP^T
-  static constexpr int kDimsPerWarp = kHeadDim / kSplit;    // of dK and dV
-  // dQ: warps split the queries in 16-row groups and the head dim in the rest.
-  static constexpr int kQueryGroups = kBlockM / 16;
-  static constexpr int kDqDimsPerWarp = kHeadDim / (kWarps / kQueryGroups);
-  static_assert(kKeyGroups * 16 == kBlockN, "one 16-key tile per warp row");
-  static_assert(kQueriesPerWarp % 8 == 0 && kDimsPerWarp % 8 == 0 && kDqDimsPerWarp % 8 == 0);
+  static constexpr int kSlotBytes = static_cast<int>(bwd_query_slot_bytes(kHeadDim, kVariant));
+  static constexpr bool kTwoSlots = kTile.query_slots == 2;
+  // Each GEMM's output split over the warps for the fewest shared-memory loads per mma (the
+  // kernel is bound by ldmatrix bandwidth): S^T and dP^T (keys x queries), dK and dV (keys x
+  // head dim), dQ (queries x head dim).
+  static constexpr WarpGrid kSdp = warp_grid(kBlockN, kBlockM, kWarps, kTile.sdp_key_warps);
+  static constexpr WarpGrid kKv = warp_grid(kBlockN, kHeadDim, kWarps);
+  static constexpr WarpGrid kDq = warp_grid(kBlockM, kHeadDim, kWarps);
+  static_assert(kBlockM > 0, "the bucket has this tile variant");
+  static_assert(kTile.query_slots == 1 || kTile.query_slots == 2, "one or two query slots");
+  static_assert(kSdp.row_warps > 0 && kKv.row_warps > 0 && kDq.row_warps > 0,
+                "every backward GEMM needs a warp grid of whole mma tiles");
 };
 
-/// Shared-memory carve-up of the backward kernel.
-template <typename T, int kHeadDim>
+/// Shared-memory carve-up of the backward kernel: K, V, P^T, dS^T, then the query slots, each
+/// [Q block][dO block][LSE][D] (bwd_query_slot_bytes apart). The pointers name one slot.
+template <typename T, int kHeadDim, int kVariant>
 struct BwdSmem {
-  using Tr = BwdTraits<kHeadDim>;
+  using Tr = BwdTraits<kHeadDim, kVariant>;
   T* k;
   T* v;
-  T* q;
-  T* dout;
   T* pt;   ///< P^T [kBlockN][kLdM]
   T* dst;  ///< dS^T [kBlockN][kLdM]
-  float* lse_log2;  ///< LSE * log2(e) of the block's rows (+inf for rows that get no gradient)
+  T* q;
+  T* dout;
+  float* lse_log2;  ///< LSE * log2(e) of the block's rows (+inf for rows that saw no key)
   float* dvec;      ///< rowsum(dO * O) of the block's rows
 
   __device__ explicit BwdSmem(unsigned char* raw) {
     k = reinterpret_cast<T*>(raw);
     v = k + Tr::kBlockN * Tr::kLd;
-    q = v + Tr::kBlockN * Tr::kLd;
-    dout = q + Tr::kBlockM * Tr::kLd;
-    pt = dout + Tr::kBlockM * Tr::kLd;
+    pt = v + Tr::kBlockN * Tr::kLd;
     dst = pt + Tr::kBlockN * Tr::kLdM;
-    lse_log2 = reinterpret_cast<float*>(dst + Tr::kBlockN * Tr::kLdM);
+    q = dst + Tr::kBlockN * Tr::kLdM;
+    dout = q + Tr::kBlockM * Tr::kLd;
+    lse_log2 = reinterpret_cast<float*>(dout + Tr::kBlockM * Tr::kLd);
     dvec = lse_log2 + Tr::kBlockM;
+  }
+
+  /// The same carve-up naming query slot `slot`.
+  __device__ BwdSmem at_slot(int slot) const {
+    static_assert(Tr::kSlotBytes % 16 == 0, "slots keep the 16-byte alignment of cp.async");
+    BwdSmem s = *this;
+    s.q = reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(q) + slot * Tr::kSlotBytes);
+    s.dout = s.q + Tr::kBlockM * Tr::kLd;
+    s.lse_log2 = reinterpret_cast<float*>(s.dout + Tr::kBlockM * Tr::kLd);
+    s.dvec = s.lse_log2 + Tr::kBlockM;
+    return s;
   }
 };
 
-/// One query block's inputs: Q and dO asynchronously, LSE and D with plain loads.
-template <typename T, int kHeadDim>
-__device__ __forceinline__ void load_query_block(const BwdParams& p, const BwdSmem<T, kHeadDim>& sm,
+/// One query block's inputs, all by cp.async: Q and dO, and LSE (log2 units) and D of its rows
+/// from the preprocessed workspaces, so that no thread stalls on a global load here (a plain LSE
+/// load held two warps for a memory latency before their dQ work on every step).
+template <typename T, int kHeadDim, int kVariant>
+__device__ __forceinline__ void load_query_block(const BwdParams& p,
+                                                 const BwdSmem<T, kHeadDim, kVariant>& sm,
                                                  const SeqRange& r, int seq, int head, int m0) {
-  using Tr = BwdTraits<kHeadDim>;
+  using Tr = BwdTraits<kHeadDim, kVariant>;
+  static_assert(2 * Tr::kBlockM <= Tr::kThreads, "one thread per LSE or D value");
   const int rows_valid = min(Tr::kBlockM, r.q_len - m0);
   const int64_t row = r.q_begin + m0;
   load_tile_async<T, Tr::kBlockM, kHeadDim, Tr::kThreads>(
@@ -81,122 +100,136 @@ __device__ __forceinline__ void load_query_block(const BwdParams& p, const BwdSm
   load_tile_async<T, Tr::kBlockM, kHeadDim, Tr::kThreads>(
       sm.dout, operand_at<const T>(p.dout, seq, row, head), p.dout.row_stride, rows_valid,
       p.shape.head_dim, p.dout.data);
-  for (int i = static_cast<int>(threadIdx.x); i < Tr::kBlockM; i += Tr::kThreads) {
-    float lse2 = INFINITY, d = 0.0f;
-    if (i < rows_valid) {
-      const float lse = p.lse[seq * p.lse_seq_stride + head * p.lse_head_stride +
-                              (row + i) * p.lse_row_stride];
-      // A row that saw no key (lse = -inf) has P = 0 everywhere: +inf makes exp2 give exactly 0.
-      lse2 = lse == -INFINITY ? INFINITY : lse * static_cast<float>(M_LOG2E);
-      d = p.dvec[head * p.accum_rows + r.q_ws_row + m0 + i];
-    }
-    sm.lse_log2[i] = lse2;
-    sm.dvec[i] = d;
+  // Rows past the sequence get 0 for both: their Q and dO rows are zero-filled, so P = 1 there
+  // only meets zero dO rows (dV) and dS = P (0 - 0) = 0 (dK; their dQ rows are not stored).
+  const int t = static_cast<int>(threadIdx.x);
+  if (t < 2 * Tr::kBlockM) {
+    const bool is_lse = t < Tr::kBlockM;
+    const int i = is_lse ? t : t - Tr::kBlockM;
+    const float* ws = is_lse ? p.lse_log2 : p.dvec;
+    float* dst = is_lse ? sm.lse_log2 : sm.dvec;
+    const bool valid = i < rows_valid;
+    const float* src = valid ? ws + head * p.accum_rows + r.q_ws_row + m0 + i : ws;
+    ptx::cp_async_4(ptx::smem_addr(dst + i), src, valid);
   }
 }
 
 /// P^T and dS^T of one query block into shared memory (warps split keys x queries).
-template <typename T, int kHeadDim>
+template <typename T, int kHeadDim, int kVariant>
 __device__ __forceinline__ void probabilities_and_ds(const BwdParams& p,
-                                                     const BwdSmem<T, kHeadDim>& sm,
+                                                     const BwdSmem<T, kHeadDim, kVariant>& sm,
                                                      const SeqRange& r, int n0, int m0) {
-  using Tr = BwdTraits<kHeadDim>;
-  constexpr int kNT = Tr::kQueriesPerWarp / 8;
+  using Tr = BwdTraits<kHeadDim, kVariant>;
+  constexpr int kMT = Tr::kSdp.m_tiles, kNT = Tr::kSdp.n_tiles;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const int key0 = (warp % Tr::kKeyGroups) * 16, query0 = (warp / Tr::kKeyGroups) * kNT * 8;
-  float s[1][kNT][4], dp[1][kNT][4];
+  const int key0 = (warp % Tr::kSdp.row_warps) * kMT * 16;
+  const int query0 = (warp / Tr::kSdp.row_warps) * kNT * 8;
+  float s[kMT][kNT][4], dp[kMT][kNT][4];
   clear(s);
   clear(dp);
-  warp_gemm_ss<T, 1, kNT, kHeadDim, false, false>(s, ptx::smem_addr(sm.k + key0 * Tr::kLd),
-                                                  Tr::kLd, ptx::smem_addr(sm.q + query0 * Tr::kLd),
-                                                  Tr::kLd, lane);
-  warp_gemm_ss<T, 1, kNT, kHeadDim, false, false>(
+  warp_gemm_ss<T, kMT, kNT, kHeadDim, false, false>(s, ptx::smem_addr(sm.k + key0 * Tr::kLd),
+                                                    Tr::kLd, ptx::smem_addr(sm.q + query0 * Tr::kLd),
+                                                    Tr::kLd, lane);
+  warp_gemm_ss<T, kMT, kNT, kHeadDim, false, false>(
       dp, ptx::smem_addr(sm.v + key0 * Tr::kLd), Tr::kLd,
       ptx::smem_addr(sm.dout + query0 * Tr::kLd), Tr::kLd, lane);
   const ShapeParams& sh = p.shape;
   const bool needs_mask = n0 + Tr::kBlockN > r.k_len ||
                           (sh.causal && n0 + Tr::kBlockN - 1 > m0 + r.k_len - r.q_len);
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int key = key0 + lane / 4 + half * 8;
+  for (int m = 0; m < kMT; ++m) {
 #pragma unroll
-    for (int n = 0; n < kNT; ++n) {
-      float prob[2], ds[2];
+    for (int half = 0; half < 2; ++half) {
+      const int key = key0 + m * 16 + lane / 4 + half * 8;
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int query = query0 + n * 8 + 2 * (lane % 4) + e;
-        float pr = ptx::exp2_approx(fmaf(s[0][n][2 * half + e], sh.scale_log2, -sm.lse_log2[query]));
-        if (needs_mask) {
-          const int limit = sh.causal ? m0 + query + 1 + r.k_len - r.q_len : r.k_len;
-          if (n0 + key >= min(limit, r.k_len)) pr = 0.0f;
+      for (int n = 0; n < kNT; ++n) {
+        float prob[2], ds[2];
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int query = query0 + n * 8 + 2 * (lane % 4) + e;
+          float pr = ptx::exp2_approx(
+              fmaf(s[m][n][2 * half + e], sh.scale_log2, -sm.lse_log2[query]));
+          if (needs_mask) {
+            const int limit = sh.causal ? m0 + query + 1 + r.k_len - r.q_len : r.k_len;
+            if (n0 + key >= min(limit, r.k_len)) pr = 0.0f;
+          }
+          prob[e] = pr;
+          ds[e] = pr * (dp[m][n][2 * half + e] - sm.dvec[query]);
         }
-        prob[e] = pr;
-        ds[e] = pr * (dp[0][n][2 * half + e] - sm.dvec[query]);
+        const int col = query0 + n * 8 + 2 * (lane % 4);
+        *reinterpret_cast<uint32_t*>(sm.pt + key * Tr::kLdM + col) =
+            ptx::pack2<T>(prob[0], prob[1]);
+        *reinterpret_cast<uint32_t*>(sm.dst + key * Tr::kLdM + col) = ptx::pack2<T>(ds[0], ds[1]);
       }
-      const int col = query0 + n * 8 + 2 * (lane % 4);
-      *reinterpret_cast<uint32_t*>(sm.pt + key * Tr::kLdM + col) = ptx::pack2<T>(prob[0], prob[1]);
-      *reinterpret_cast<uint32_t*>(sm.dst + key * Tr::kLdM + col) = ptx::pack2<T>(ds[0], ds[1]);
     }
   }
 }
 
 /// dQ of one query block = dS K, added into the fp32 workspace.
-template <typename T, int kHeadDim>
-__device__ __forceinline__ void accumulate_dq(const BwdParams& p, const BwdSmem<T, kHeadDim>& sm,
+template <typename T, int kHeadDim, int kVariant>
+__device__ __forceinline__ void accumulate_dq(const BwdParams& p,
+                                              const BwdSmem<T, kHeadDim, kVariant>& sm,
                                               const SeqRange& r, int head, int m0) {
-  using Tr = BwdTraits<kHeadDim>;
-  constexpr int kNT = Tr::kDqDimsPerWarp / 8;
+  using Tr = BwdTraits<kHeadDim, kVariant>;
+  constexpr int kMT = Tr::kDq.m_tiles, kNT = Tr::kDq.n_tiles;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const int query0 = (warp % Tr::kQueryGroups) * 16, dim0 = (warp / Tr::kQueryGroups) * kNT * 8;
-  float dq[1][kNT][4];
+  const int query0 = (warp % Tr::kDq.row_warps) * kMT * 16;
+  const int dim0 = (warp / Tr::kDq.row_warps) * kNT * 8;
+  float dq[kMT][kNT][4];
   clear(dq);
-  warp_gemm_ss<T, 1, kNT, Tr::kBlockN, true, true>(dq, ptx::smem_addr(sm.dst + query0), Tr::kLdM,
-                                                   ptx::smem_addr(sm.k + dim0), Tr::kLd, lane);
+  warp_gemm_ss<T, kMT, kNT, Tr::kBlockN, true, true>(dq, ptx::smem_addr(sm.dst + query0), Tr::kLdM,
+                                                     ptx::smem_addr(sm.k + dim0), Tr::kLd, lane);
   const int head_dim = p.shape.head_dim;
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int row = query0 + lane / 4 + half * 8;
-    if (m0 + row >= r.q_len) continue;
-    float* dst = p.dq_accum + (head * p.accum_rows + r.q_ws_row + m0 + row) * head_dim;
+  for (int m = 0; m < kMT; ++m) {
 #pragma unroll
-    for (int n = 0; n < kNT; ++n) {
-      const int col = dim0 + n * 8 + 2 * (lane % 4);
-      if (col >= head_dim) continue;
-      if (p.deterministic) {
-        // Only this thread of this CTA ever touches these elements, in a fixed order.
-        dst[col] += dq[0][n][2 * half];
-        dst[col + 1] += dq[0][n][2 * half + 1];
-      } else {
+    for (int half = 0; half < 2; ++half) {
+      const int row = query0 + m * 16 + lane / 4 + half * 8;
+      if (m0 + row >= r.q_len) continue;
+      float* dst = p.dq_accum + (head * p.accum_rows + r.q_ws_row + m0 + row) * head_dim;
+#pragma unroll
+      for (int n = 0; n < kNT; ++n) {
+        const int col = dim0 + n * 8 + 2 * (lane % 4);
+        if (col >= head_dim) continue;
+        const float lo = dq[m][n][2 * half], hi = dq[m][n][2 * half + 1];
+        if (p.deterministic) {
+          // Only this thread of this CTA ever touches these elements, in a fixed order.
+          dst[col] += lo;
+          dst[col + 1] += hi;
+        } else {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        // Hopper adds a float2 in one atomic: half the atomic traffic, which bounds this loop.
-        atomicAdd(reinterpret_cast<float2*>(dst + col),
-                  make_float2(dq[0][n][2 * half], dq[0][n][2 * half + 1]));
+          // Hopper adds a float2 in one atomic: half the atomic traffic, which bounds this loop.
+          atomicAdd(reinterpret_cast<float2*>(dst + col), make_float2(lo, hi));
 #else
-        atomicAdd(dst + col, dq[0][n][2 * half]);
-        atomicAdd(dst + col + 1, dq[0][n][2 * half + 1]);
+          atomicAdd(dst + col, lo);
+          atomicAdd(dst + col + 1, hi);
 #endif
+        }
       }
     }
   }
 }
 
 /// Writes a warp's dK or dV rows (times `scale`) for keys < keys_valid, columns < head_dim.
-template <typename T, int kNT>
-__device__ __forceinline__ void store_kv_grad(const TensorParams& t, const float (&acc)[1][kNT][4],
-                                              float scale, int seq, int64_t first_row,
-                                              int head_kv, int key0, int dim0, int keys_valid,
-                                              int head_dim, int lane) {
+template <typename T, int kMT, int kNT>
+__device__ __forceinline__ void store_kv_grad(const TensorParams& t,
+                                              const float (&acc)[kMT][kNT][4], float scale,
+                                              int seq, int64_t first_row, int head_kv, int key0,
+                                              int dim0, int keys_valid, int head_dim, int lane) {
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int key = key0 + lane / 4 + half * 8;
-    if (key >= keys_valid) continue;
-    T* row = operand_at<T>(t, seq, first_row + key, head_kv);
+  for (int m = 0; m < kMT; ++m) {
 #pragma unroll
-    for (int n = 0; n < kNT; ++n) {
-      const int col = dim0 + n * 8 + 2 * (lane % 4);
-      if (col < head_dim) {
-        *reinterpret_cast<uint32_t*>(row + col) =
-            ptx::pack2<T>(acc[0][n][2 * half] * scale, acc[0][n][2 * half + 1] * scale);
+    for (int half = 0; half < 2; ++half) {
+      const int key = key0 + m * 16 + lane / 4 + half * 8;
+      if (key >= keys_valid) continue;
+      T* row = operand_at<T>(t, seq, first_row + key, head_kv);
+#pragma unroll
+      for (int n = 0; n < kNT; ++n) {
+        const int col = dim0 + n * 8 + 2 * (lane % 4);
+        if (col < head_dim) {
+          *reinterpret_cast<uint32_t*>(row + col) =
+              ptx::pack2<T>(acc[m][n][2 * half] * scale, acc[m][n][2 * half + 1] * scale);
+        }
       }
     }
   }
@@ -204,21 +237,24 @@ __device__ __forceinline__ void store_kv_grad(const TensorParams& t, const float
 
 /// Writes a warp's fp32 partial dK or dV rows (keys < keys_valid, columns < head_dim) to the
 /// rows of split workspace `ws` that start at `first_row`.
-template <int kNT>
-__device__ __forceinline__ void store_kv_partial(float* ws, const float (&acc)[1][kNT][4],
+template <int kMT, int kNT>
+__device__ __forceinline__ void store_kv_partial(float* ws, const float (&acc)[kMT][kNT][4],
                                                  int64_t first_row, int key0, int dim0,
                                                  int keys_valid, int head_dim, int lane) {
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int key = key0 + lane / 4 + half * 8;
-    if (key >= keys_valid) continue;
-    float* row = ws + (first_row + key) * head_dim;
+  for (int m = 0; m < kMT; ++m) {
 #pragma unroll
-    for (int n = 0; n < kNT; ++n) {
-      const int col = dim0 + n * 8 + 2 * (lane % 4);
-      if (col < head_dim) {
-        *reinterpret_cast<float2*>(row + col) =
-            make_float2(acc[0][n][2 * half], acc[0][n][2 * half + 1]);
+    for (int half = 0; half < 2; ++half) {
+      const int key = key0 + m * 16 + lane / 4 + half * 8;
+      if (key >= keys_valid) continue;
+      float* row = ws + (first_row + key) * head_dim;
+#pragma unroll
+      for (int n = 0; n < kNT; ++n) {
+        const int col = dim0 + n * 8 + 2 * (lane % 4);
+        if (col < head_dim) {
+          *reinterpret_cast<float2*>(row + col) =
+              make_float2(acc[m][n][2 * half], acc[m][n][2 * half + 1]);
+        }
       }
     }
   }
@@ -262,18 +298,24 @@ __device__ __forceinline__ QueryBlockRange query_block_range(const BwdParams& p,
 /// dK and dV of one key block of one kv head (over the CTA's query split). kSplit: written as
 /// fp32 partials; a template parameter so that the unsplit kernel keeps its registers (the query
 /// loop runs at the 255-register limit, and the second store path cost spill bytes).
-template <typename T, int kHeadDim, bool kSplit>
-__device__ __forceinline__ void bwd_key_block(const BwdParams& p, const BwdSmem<T, kHeadDim>& sm,
+/// With two query slots the next query block loads into the other slot at the start of each step,
+/// so it has the whole step to land and the barrier that freed the single slot goes; dQ (whose
+/// atomics then drain under the dV, dK GEMMs) comes first.
+template <typename T, int kHeadDim, int kVariant, bool kSplit>
+__device__ __forceinline__ void bwd_key_block(const BwdParams& p,
+                                              const BwdSmem<T, kHeadDim, kVariant>& sm,
                                               int n_block, int seq, int head_kv) {
-  using Tr = BwdTraits<kHeadDim>;
-  constexpr int kNT = Tr::kDimsPerWarp / 8;
+  using Tr = BwdTraits<kHeadDim, kVariant>;
+  constexpr int kMT = Tr::kKv.m_tiles, kNT = Tr::kKv.n_tiles;
+  constexpr bool kTwoSlots = Tr::kTwoSlots;
   const ShapeParams& sh = p.shape;
   const SeqRange r = seq_range(sh, seq);
   const int n0 = n_block * Tr::kBlockN;
   if (n0 >= r.k_len) return;
   const int keys_valid = min(Tr::kBlockN, r.k_len - n0);
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const int key0 = (warp % Tr::kKeyGroups) * 16, dim0 = (warp / Tr::kKeyGroups) * Tr::kDimsPerWarp;
+  const int key0 = (warp % Tr::kKv.row_warps) * kMT * 16;
+  const int dim0 = (warp / Tr::kKv.row_warps) * kNT * 8;
 
   load_tile_async<T, Tr::kBlockN, kHeadDim, Tr::kThreads>(
       sm.k, operand_at<const T>(p.k, seq, r.k_begin + n0, head_kv), p.k.row_stride, keys_valid,
@@ -287,7 +329,7 @@ __device__ __forceinline__ void bwd_key_block(const BwdParams& p, const BwdSmem<
   const int m_first = range.first, m_count = range.count;
   const int steps = m_count * sh.group;
 
-  float acc_dk[1][kNT][4], acc_dv[1][kNT][4];
+  float acc_dk[kMT][kNT][4], acc_dv[kMT][kNT][4];
   clear(acc_dk);
   clear(acc_dv);
   if (steps > 0) {
@@ -299,21 +341,33 @@ __device__ __forceinline__ void bwd_key_block(const BwdParams& p, const BwdSmem<
   for (int step = 0; step < steps; ++step) {
     const int head = head_kv * sh.group + step / m_count;
     const int m0 = (m_first + step % m_count) * Tr::kBlockM;
+    const BwdSmem<T, kHeadDim, kVariant> cur = kTwoSlots ? sm.at_slot(step & 1) : sm;
     ptx::cp_async_wait<0>();
-    __syncthreads();  // this step's Q, dO, LSE, D are in; the last step's dS^T reads are done
-    probabilities_and_ds(p, sm, r, n0, m0);
-    __syncthreads();  // P^T and dS^T complete
-    warp_gemm_ss<T, 1, kNT, Tr::kBlockM, false, true>(acc_dv, pt_warp, Tr::kLdM,
-                                                      ptx::smem_addr(sm.dout + dim0), Tr::kLd, lane);
-    warp_gemm_ss<T, 1, kNT, Tr::kBlockM, false, true>(acc_dk, dst_warp, Tr::kLdM,
-                                                      ptx::smem_addr(sm.q + dim0), Tr::kLd, lane);
-    __syncthreads();  // Q, dO, P^T free: the next block's loads overlap dQ
-    if (step + 1 < steps) {
+    // This step's Q, dO, LSE, D are in; the last step's reads of dS^T (and with two slots, of the
+    // other slot) are done.
+    __syncthreads();
+    if (kTwoSlots && step + 1 < steps) {
       const int next_head = head_kv * sh.group + (step + 1) / m_count;
-      load_query_block(p, sm, r, seq, next_head, (m_first + (step + 1) % m_count) * Tr::kBlockM);
+      load_query_block(p, sm.at_slot((step + 1) & 1), r, seq, next_head,
+                       (m_first + (step + 1) % m_count) * Tr::kBlockM);
       ptx::cp_async_commit();
     }
-    accumulate_dq(p, sm, r, head, m0);
+    probabilities_and_ds(p, cur, r, n0, m0);
+    __syncthreads();  // P^T and dS^T complete
+    if constexpr (kTwoSlots) accumulate_dq(p, cur, r, head, m0);
+    warp_gemm_ss<T, kMT, kNT, Tr::kBlockM, false, true>(
+        acc_dv, pt_warp, Tr::kLdM, ptx::smem_addr(cur.dout + dim0), Tr::kLd, lane);
+    warp_gemm_ss<T, kMT, kNT, Tr::kBlockM, false, true>(
+        acc_dk, dst_warp, Tr::kLdM, ptx::smem_addr(cur.q + dim0), Tr::kLd, lane);
+    if constexpr (!kTwoSlots) {
+      __syncthreads();  // Q, dO, P^T free: the next block's loads overlap dQ
+      if (step + 1 < steps) {
+        const int next_head = head_kv * sh.group + (step + 1) / m_count;
+        load_query_block(p, sm, r, seq, next_head, (m_first + (step + 1) % m_count) * Tr::kBlockM);
+        ptx::cp_async_commit();
+      }
+      accumulate_dq(p, sm, r, head, m0);
+    }
   }
   ptx::cp_async_wait<0>();
   if constexpr (kSplit) {
@@ -321,25 +375,27 @@ __device__ __forceinline__ void bwd_key_block(const BwdParams& p, const BwdSmem<
     const int64_t seq_row = sh.cu_seqlens_k != nullptr ? r.k_begin : int64_t{seq} * sh.seqlen_k;
     const int64_t first =
         (int64_t{query_split<kSplit>(p)} * sh.heads_kv + head_kv) * p.partial_rows + seq_row + n0;
-    store_kv_partial<kNT>(p.dk_partial, acc_dk, first, key0, dim0, keys_valid, sh.head_dim, lane);
-    store_kv_partial<kNT>(p.dv_partial, acc_dv, first, key0, dim0, keys_valid, sh.head_dim, lane);
+    store_kv_partial<kMT, kNT>(p.dk_partial, acc_dk, first, key0, dim0, keys_valid, sh.head_dim,
+                               lane);
+    store_kv_partial<kMT, kNT>(p.dv_partial, acc_dv, first, key0, dim0, keys_valid, sh.head_dim,
+                               lane);
   } else {
-    store_kv_grad<T, kNT>(p.dk, acc_dk, sh.scale, seq, r.k_begin + n0, head_kv, key0, dim0,
-                          keys_valid, sh.head_dim, lane);
-    store_kv_grad<T, kNT>(p.dv, acc_dv, 1.0f, seq, r.k_begin + n0, head_kv, key0, dim0,
-                          keys_valid, sh.head_dim, lane);
+    store_kv_grad<T, kMT, kNT>(p.dk, acc_dk, sh.scale, seq, r.k_begin + n0, head_kv, key0, dim0,
+                               keys_valid, sh.head_dim, lane);
+    store_kv_grad<T, kMT, kNT>(p.dv, acc_dv, 1.0f, seq, r.k_begin + n0, head_kv, key0, dim0,
+                               keys_valid, sh.head_dim, lane);
   }
-  __syncthreads();  // the next key block of this CTA reuses the K, V and dS^T tiles
+  __syncthreads();  // the next key block of this CTA reuses the K, V, dS^T tiles and slot 0
 }
 
 /// Grid: (query split, key block, kv head, sequence) folded into x, the split fastest; in
 /// deterministic mode one CTA per (query split, kv head, sequence) walks all key blocks so that
 /// dQ is summed in a fixed order.
-template <typename T, int kHeadDim, bool kSplit>
-__global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads)
+template <typename T, int kHeadDim, int kVariant, bool kSplit>
+__global__ void __launch_bounds__(BwdTraits<kHeadDim, kVariant>::kThreads)
     bwd_kernel(const __grid_constant__ BwdParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  const BwdSmem<T, kHeadDim> sm(smem_raw);
+  const BwdSmem<T, kHeadDim, kVariant> sm(smem_raw);
   const int tile = static_cast<int>(kSplit ? blockIdx.x / p.num_splits : blockIdx.x);
   const int blocks_per_head = p.deterministic ? 1 : p.num_n_blocks;
   const int bh = tile / blocks_per_head;
@@ -347,24 +403,38 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim>::kThreads)
   const int n_first = p.deterministic ? 0 : tile % blocks_per_head;
   const int n_last = p.deterministic ? p.num_n_blocks : n_first + 1;
   for (int n_block = n_first; n_block < n_last; ++n_block) {
-    bwd_key_block<T, kHeadDim, kSplit>(p, sm, n_block, seq, head_kv);
+    bwd_key_block<T, kHeadDim, kVariant, kSplit>(p, sm, n_block, seq, head_kv);
   }
 }
 
-template <DType kDType, int kHeadDim>
-void run_bwd(const BwdParams& params, void* stream) {
-  using T = typename CudaElement<kDType>::type;
-  using Tr = BwdTraits<kHeadDim>;
-  constexpr int kSmem = static_cast<int>(bwd_smem_bytes(kHeadDim));
-  auto* kernel = params.num_splits > 1 ? &bwd_kernel<T, kHeadDim, true>
-                                        : &bwd_kernel<T, kHeadDim, false>;
+/// Launches tile variant kVariant of the main kernel.
+template <typename T, int kHeadDim, int kVariant>
+void launch_bwd(const BwdParams& params, cudaStream_t stream) {
+  using Tr = BwdTraits<kHeadDim, kVariant>;
+  constexpr int kSmem = static_cast<int>(bwd_smem_bytes(kHeadDim, kVariant));
+  auto* kernel = params.num_splits > 1 ? &bwd_kernel<T, kHeadDim, kVariant, true>
+                                        : &bwd_kernel<T, kHeadDim, kVariant, false>;
   cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
              "cudaFuncSetAttribute (sm80 backward)");
   const long long blocks = static_cast<long long>(params.deterministic ? 1 : params.num_n_blocks) *
                            params.shape.batch * params.shape.heads_kv * params.num_splits;
-  kernel<<<static_cast<unsigned>(blocks), Tr::kThreads, kSmem,
-           static_cast<cudaStream_t>(stream)>>>(params);
+  kernel<<<static_cast<unsigned>(blocks), Tr::kThreads, kSmem, stream>>>(params);
   cuda_check(cudaGetLastError(), "the sm80 backward kernel launch");
+}
+
+/// The main kernel in the tile variant the host chose (params.tile_variant); variants the bucket
+/// lacks are not instantiated.
+template <DType kDType, int kHeadDim>
+void run_bwd(const BwdParams& params, void* stream) {
+  using T = typename CudaElement<kDType>::type;
+  auto* s = static_cast<cudaStream_t>(stream);
+  if constexpr (bwd_tile(kHeadDim, 2).block_m > 0) {
+    if (params.tile_variant == 2) return launch_bwd<T, kHeadDim, 2>(params, s);
+  }
+  if constexpr (bwd_tile(kHeadDim, 1).block_m > 0) {
+    if (params.tile_variant == 1) return launch_bwd<T, kHeadDim, 1>(params, s);
+  }
+  launch_bwd<T, kHeadDim, 0>(params, s);
 }
 
 }  // namespace flashvision::detail::sm80

@@ -48,9 +48,16 @@ struct BwdParams {
   int64_t lse_seq_stride = 0, lse_head_stride = 0, lse_row_stride = 0;
   float* dq_accum = nullptr;  ///< fp32 [heads][rows][head_dim] workspace (rows = batch*Nq or total)
   float* dvec = nullptr;      ///< fp32 [heads][rows]: rowsum(dO * O)
+  /// fp32 [heads][rows]: LSE * log2(e), +inf where LSE = -inf (a row that saw no key: P = 0).
+  /// Written by the preprocess kernel in the layout of dvec, so the main kernel copies both
+  /// asynchronously instead of waiting on strided LSE loads.
+  float* lse_log2 = nullptr;
   int64_t accum_rows = 0;     ///< rows of the two workspaces per head
   int num_n_blocks = 0;
   bool deterministic = false;
+  /// The main kernel's tile variant (tile_config.h's bwd_tile): the host takes the highest one the
+  /// bucket has whose shared memory the device allows. Its block_m sizes the query blocks.
+  int tile_variant = 0;
   /// CTAs that share one key block's query blocks (1: dK, dV go straight to dk, dv). Above 1 each
   /// writes its fp32 partial dK, dV to the two workspaces below, summed by the reduce kernel.
   int num_splits = 1;

@@ -43,26 +43,96 @@ constexpr std::size_t fwd_smem_bytes(int head_dim) {
   return static_cast<std::size_t>(t.block_m + 2 * t.block_n) * padded(head_dim) * 2;
 }
 
-/// Backward tile: the CTA owns kBlockN keys and walks query blocks of kBlockM rows.
+/// Backward tile: the CTA owns block_n keys and walks query blocks of block_m rows.
 struct BwdTile {
-  int block_m;
+  int block_m;  ///< 0: the bucket has no such variant
   int block_n;
   int warps;
+  /// Warps along the keys of S^T and dP^T; 0: as warp_grid picks.
+  int sdp_key_warps;
+  /// Query slots (Q, dO, LSE, D buffers): 2 loads the next query block during the current one.
+  int query_slots;
 };
 
-/// Backward tile of a head-dim bucket.
-constexpr BwdTile bwd_tile(int head_dim) {
-  if (head_dim <= 128) return {64, 128, 8};
-  return {64, 64, 8};
+/// Backward tile variants of a bucket, in rising order of preference and shared memory: the host
+/// takes the highest that the device allows (bwd_tile_variant); 0 is what the support check asks.
+inline constexpr int kBwdTileVariants = 3;
+
+/// Tile `variant` of a head-dim bucket (block_m = 0 where the bucket has none).
+constexpr BwdTile bwd_tile(int head_dim, int variant = 0) {
+  const int block_n = head_dim <= 128 ? 128 : 64;
+  // D = 80 at 255 registers: two 16-key m-tiles per warp in S^T and dP^T (warp_grid's pick)
+  // spilled 432 bytes, one spills about what the kernel did before the grids (84 / 152 bytes);
+  // two query slots doubled that again (248-byte reloads), so it has variant 0 only.
+  if (head_dim == 80) return variant == 0 ? BwdTile{64, 128, 8, 8, 1} : BwdTile{};
+  switch (variant) {
+    case 0: return {64, block_n, 8, 0, 1};
+    case 1: return {64, block_n, 8, 0, 2};
+    // 128 query rows: half the barriers and per-block work per query row, and S^T warp tiles of
+    // 32 x 64 (fewer ldmatrix loads per mma). Up to D = 64 the accumulators fit 255 registers.
+    case 2: return head_dim <= 64 ? BwdTile{128, 128, 8, 0, 2} : BwdTile{};
+    default: return {};
+  }
 }
 
-/// Backward dynamic shared memory: K, V, Q, dO blocks, P^T and dS^T, LSE and D of the rows.
-constexpr std::size_t bwd_smem_bytes(int head_dim) {
-  const BwdTile t = bwd_tile(head_dim);
-  const std::size_t operands = static_cast<std::size_t>(2 * t.block_n + 2 * t.block_m) *
-                               padded(head_dim) * 2;
+/// How the warps of a CTA split one warp-GEMM output of rows x cols (both operands from shared
+/// memory): row_warps x col_warps warps, each owning m_tiles 16-row by n_tiles 8-column tiles.
+struct WarpGrid {
+  int row_warps;
+  int col_warps;
+  int m_tiles;
+  int n_tiles;
+};
+
+/// The split of a rows x cols output over `warps` warps that loads the fewest ldmatrix bytes per
+/// mma: a warp's k step loads m_tiles A fragments and n_tiles / 2 B pairs (x4 each) for
+/// m_tiles * n_tiles mma, and the backward is bound by those shared-memory loads. Among equals the
+/// one with more row warps (fewer A fragments in registers). `only_row_warps` > 0 restricts the
+/// choice to that many row warps. row_warps = 0: none fits.
+constexpr WarpGrid warp_grid(int rows, int cols, int warps, int only_row_warps = 0) {
+  WarpGrid best{0, 0, 0, 0};
+  for (int row_warps = warps; row_warps >= 1; row_warps /= 2) {
+    const int col_warps = warps / row_warps;
+    if (warps % row_warps != 0 || rows % (16 * row_warps) != 0 || cols % (8 * col_warps) != 0 ||
+        (only_row_warps > 0 && row_warps != only_row_warps)) {
+      continue;
+    }
+    const int m = rows / (16 * row_warps), n = cols / (8 * col_warps);
+    // (2m + n) / (m n) half-x4 loads per mma, compared without division.
+    if (best.row_warps == 0 ||
+        (2 * m + n) * best.m_tiles * best.n_tiles < (2 * best.m_tiles + best.n_tiles) * m * n) {
+      best = {row_warps, col_warps, m, n};
+    }
+  }
+  return best;
+}
+
+/// Shared memory of one query slot of backward tile `variant`: a Q and a dO block, LSE and D of
+/// their rows.
+constexpr std::size_t bwd_query_slot_bytes(int head_dim, int variant) {
+  const BwdTile t = bwd_tile(head_dim, variant);
+  return static_cast<std::size_t>(2 * t.block_m) * padded(head_dim) * 2 +
+         2 * t.block_m * sizeof(float);
+}
+
+/// Backward dynamic shared memory of tile `variant`: K and V blocks, P^T and dS^T, query slots.
+constexpr std::size_t bwd_smem_bytes(int head_dim, int variant = 0) {
+  const BwdTile t = bwd_tile(head_dim, variant);
+  const std::size_t kv = static_cast<std::size_t>(2 * t.block_n) * padded(head_dim) * 2;
   const std::size_t probs = static_cast<std::size_t>(2 * t.block_n) * padded(t.block_m) * 2;
-  return operands + probs + 2 * t.block_m * sizeof(float);
+  return kv + probs + t.query_slots * bwd_query_slot_bytes(head_dim, variant);
+}
+
+/// The backward tile variant for a bucket on a device allowing `smem_optin` bytes per block: the
+/// highest the bucket has that fits, else 0. On Hopper: 2 up to D = 64, 1 above (0 at D = 80);
+/// on A100 (163 KiB): 2 at D = 32, 48; 1 at 64, 96, 160; 0 at 80, 128, 192, 256.
+constexpr int bwd_tile_variant(int head_dim, std::size_t smem_optin) {
+  for (int variant = kBwdTileVariants - 1; variant > 0; --variant) {
+    if (bwd_tile(head_dim, variant).block_m > 0 && bwd_smem_bytes(head_dim, variant) <= smem_optin) {
+      return variant;
+    }
+  }
+  return 0;
 }
 
 }  // namespace flashvision::detail::sm80

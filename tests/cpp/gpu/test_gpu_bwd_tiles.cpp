@@ -1,0 +1,76 @@
+// Every tile variant of the sm80 backward on the GPU at hand. The host takes the highest variant
+// the device's shared memory allows (an H200: 128 query rows and two query slots up to D = 64,
+// two slots of 64 rows above), so the variants that an A100 or a smaller GPU takes are forced
+// here with FLASHVISION_SM80_BWD_TILE, which caps the choice.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "attention_check.h"
+#include "cuda_target.h"
+#include "scoped_env.h"
+
+namespace flashvision::testing {
+namespace {
+
+constexpr const char* kVariantVar = "FLASHVISION_SM80_BWD_TILE";
+
+AttentionCase tile_case(DType dtype, int64_t nq, int64_t nk, int64_t dim) {
+  AttentionCase c;
+  c.dtype = dtype;
+  c.batch = 2;
+  c.seqlen_q = nq;
+  c.seqlen_k = nk;
+  c.heads = 4;
+  c.heads_kv = 2;
+  c.head_dim = dim;
+  return c;
+}
+
+class GpuBwdTileVariants : public GpuKernelTest {};
+
+TEST_P(GpuBwdTileVariants, EveryVariantMatchesTheReference) {
+  for (const char* variant : {"0", "1", "2"}) {
+    ScopedEnv env(kVariantVar, variant);
+    SCOPED_TRACE(std::string(kVariantVar) + "=" + variant);
+    // Ragged query and key blocks (several of each), every head-dim tile family, GQA.
+    for (const int64_t dim : {40, 64, 128, 256}) {
+      check_backward(target(), tile_case(dtype(), 300, 200, dim));
+    }
+    // Causal with more queries than keys: rows that see no key, key blocks seen by few blocks.
+    AttentionCase causal = tile_case(dtype(), 333, 150, 64);
+    causal.causal = true;
+    check_backward(target(), causal);
+    // Varlen, empty and one-row sequences; deterministic (ordered dQ over all query blocks).
+    AttentionCase varlen = tile_case(dtype(), 0, 0, 64);
+    varlen.seqlens_q = {260, 1, 0, 129};
+    varlen.seqlens_k = {131, 7, 5, 300};
+    varlen.causal = true;
+    check_backward(target(), varlen);
+    AttentionCase deterministic = tile_case(dtype(), 400, 260, 128);
+    deterministic.deterministic = true;
+    check_backward(target(), deterministic);
+    // A small grid: the query blocks are split over several CTAs (fp32 partial dK, dV).
+    check_backward(target(), tile_case(dtype(), 1000, 77, 64));
+  }
+}
+
+TEST_P(GpuBwdTileVariants, ABadVariantIsRejectedByName) {
+  ScopedEnv env(kVariantVar, "7");
+  const AttentionCase c = tile_case(dtype(), 64, 64, 64);
+  std::mt19937_64 rng(test_seed());
+  AttentionRun run(target(), c, draw_inputs(c, rng));
+  run.forward();
+  try {
+    run.backward();
+    ADD_FAILURE() << "the backward ran with " << kVariantVar << "=7";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(kVariantVar), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, GpuBwdTileVariants, dtype_kernel_values(), dtype_kernel_name);
+
+}  // namespace
+}  // namespace flashvision::testing
