@@ -67,8 +67,8 @@ def poison_outputs(monkeypatch):
     def nan_like_torch(x):
         return torch.full_like(x, float("nan")) if x.is_floating_point() else torch.empty_like(x)
 
-    def nan_lse(q, varlen):
-        return torch.full(_ops._lse_shape(q, varlen), float("nan"), device=q.device)
+    def nan_lse(q, varlen, heads_first=False):
+        return torch.full(_ops._lse_shape(q, varlen, heads_first), float("nan"), device=q.device)
 
     monkeypatch.setattr(_ops, "_empty_like", nan_like_torch)
     monkeypatch.setattr(_ops, "_empty_lse", nan_lse)

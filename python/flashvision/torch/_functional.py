@@ -2,7 +2,8 @@
 
 All of them are views plus one call of the flashvision::fwd op, so they are differentiable and
 trace into torch.compile graphs (fullgraph) without breaks. Eager calls skip the op's dispatch
-where that changes nothing (_ops.can_call_directly).
+where that changes nothing (_ops.can_call_directly), and then the transposes of SDPA's
+[B, H, N, D] tensors too (heads_first).
 """
 
 import torch
@@ -17,11 +18,12 @@ def _check_tensor(name, x):
 
 
 def forward(q, k, v, *, scale, causal, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=0,
-            max_seqlen_k=0, need_lse=True):
-    """(out, lse) of the flashvision::fwd op for checked arguments; q is [B, N, H, D] or packed.
-    Without need_lse, lse may be None (eager calls then skip allocating and writing it)."""
+            max_seqlen_k=0, need_lse=True, heads_first=False):
+    """(out, lse) of the flashvision::fwd op for checked arguments; q is [B, N, H, D] or packed,
+    or [B, H, N, D] with heads_first (out then too). Without need_lse, lse may be None (eager
+    calls then skip allocating and writing it)."""
     return _ops.forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale,
-                        causal, need_lse)
+                        causal, need_lse, heads_first)
 
 
 def backward(dout, q, k, v, out, lse, *, scale, causal, deterministic, cu_seqlens_q=None,
@@ -75,9 +77,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     batched = rank == 4
     if not batched:
         query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
-    out, _ = forward(query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2),
-                     scale=scale, causal=is_causal, need_lse=False)
-    out = out.transpose(1, 2)
+    out, _ = forward(query, key, value, scale=scale, causal=is_causal, need_lse=False,
+                     heads_first=True)
     return out if batched else out.squeeze(0)
 
 

@@ -5,6 +5,10 @@ Both ops take q [B, N, H, D] (or packed [total, H, D] with cu_seqlens) with any 
 last dimension is contiguous, and allocate outputs with torch.empty_like so that an output follows
 its input's memory order: a [B, H, N, D]-contiguous input gives a [B, H, N, D]-contiguous output,
 with no copy on either side. The fake kernels allocate exactly as the real ones do.
+
+Eager calls that skip the ops (can_call_directly) also take SDPA's [B, H, N, D] tensors as they
+are (heads_first): the library gets their shapes and strides permuted to [B, N, H, D], which
+costs nothing, where transposed views would cost an autograd node each.
 """
 
 from typing import Optional, Tuple
@@ -30,15 +34,18 @@ def _empty_like(x: Tensor) -> Tensor:
     return torch.empty_like(x)
 
 
-def _empty_lse(q: Tensor, varlen: bool) -> Tensor:
+def _empty_lse(q: Tensor, varlen: bool, heads_first: bool = False) -> Tensor:
     """The float32 lse output for q (tests swap in a poisoned version)."""
-    return q.new_empty(_lse_shape(q, varlen), dtype=torch.float32)
+    return q.new_empty(_lse_shape(q, varlen, heads_first), dtype=torch.float32)
 
 
-def _lse_shape(q: Tensor, varlen: bool):
-    """[B, H, Nq] for dense q [B, Nq, H, D]; [H, total_q] for packed q [total_q, H, D]."""
+def _lse_shape(q: Tensor, varlen: bool, heads_first: bool = False):
+    """[B, H, Nq] for dense q [B, Nq, H, D] (or heads_first [B, H, Nq, D]); [H, total_q] for
+    packed q [total_q, H, D]."""
     if varlen:
         return (q.shape[1], q.shape[0])
+    if heads_first:
+        return (q.shape[0], q.shape[1], q.shape[2])
     return (q.shape[0], q.shape[2], q.shape[1])
 
 
@@ -59,10 +66,12 @@ def _stream(device: int) -> int:
     return torch.cuda.current_stream(device).cuda_stream
 
 
-def _describe(tensors):
+def _describe(tensors, heads_first=False):
     """Each tensor (or None) as the (data_ptr, dtype code, device, shape, strides) tuple
     _C.forward_described takes (device -1 for host memory, else the GPU ordinal); None when one
     has a dtype or device the library does not take, so that the DLPack path reports it.
+    heads_first: the rank-4 tensors are [B, H, N, D], described as the [B, N, H, D] tensors that
+    their transposes would be (lse and cu_seqlens have other ranks and stay as they are).
 
     Reading these few attributes costs far less than a DLPack export and import per tensor."""
     described = []
@@ -79,8 +88,17 @@ def _describe(tensors):
             device = -1
         else:
             return None
-        described.append((x.data_ptr(), code, device, x.shape, x.stride()))
+        shape, strides = x.shape, x.stride()
+        if heads_first and len(shape) == 4:
+            shape = (shape[0], shape[2], shape[1], shape[3])
+            strides = (strides[0], strides[2], strides[1], strides[3])
+        described.append((x.data_ptr(), code, device, shape, strides))
     return described
+
+
+def _heads_second(tensors):
+    """The [B, N, H, D] views of heads_first tensors, for the DLPack path (None stays None)."""
+    return [None if x is None else x.transpose(1, 2) for x in tensors]
 
 
 def _dlpack(x: Optional[Tensor]):
@@ -100,14 +118,16 @@ def _on_device(device: int, call, *args):
 
 def forward_impl(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor],
                  cu_seqlens_k: Optional[Tensor], max_seqlen_q: int, max_seqlen_k: int,
-                 scale: float, causal: bool, need_lse: bool = True):
-    """What flashvision::fwd computes, called directly: (out, lse), lse None unless need_lse."""
+                 scale: float, causal: bool, need_lse: bool = True, heads_first: bool = False):
+    """What flashvision::fwd computes, called directly: (out, lse), lse None unless need_lse.
+    heads_first: q, k, v and so out are [B, H, N, D] instead of [B, N, H, D]."""
     q, k, v = _contiguous_last(q), _contiguous_last(k), _contiguous_last(v)
     out = _empty_like(q)
-    lse = _empty_lse(q, cu_seqlens_q is not None) if need_lse else None
-    described = _describe((q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k))
+    lse = _empty_lse(q, cu_seqlens_q is not None, heads_first) if need_lse else None
+    described = _describe((q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k), heads_first)
     if described is None:  # a dtype or device the library does not take: DLPack names it
-        _C.forward(_dlpack(q), _dlpack(k), _dlpack(v), out, lse, scale=scale, causal=causal,
+        q_, k_, v_, out_ = _heads_second((q, k, v, out)) if heads_first else (q, k, v, out)
+        _C.forward(_dlpack(q_), _dlpack(k_), _dlpack(v_), out_, lse, scale=scale, causal=causal,
                    cu_seqlens_q=_dlpack(cu_seqlens_q), cu_seqlens_k=_dlpack(cu_seqlens_k),
                    max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k)
         return out, lse
@@ -120,14 +140,19 @@ def forward_impl(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor]
 def backward_impl(dout: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor,
                   cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor],
                   max_seqlen_q: int, max_seqlen_k: int, scale: float, causal: bool,
-                  deterministic: bool):
-    """What flashvision::bwd computes, called directly: (dq, dk, dv)."""
+                  deterministic: bool, heads_first: bool = False):
+    """What flashvision::bwd computes, called directly: (dq, dk, dv).
+    heads_first: dout, q, k, v, out and so dq, dk, dv are [B, H, N, D]."""
     dout, q, k, v, out = (_contiguous_last(x) for x in (dout, q, k, v, out))
     dq, dk, dv = _empty_like(q), _empty_like(k), _empty_like(v)
-    described = _describe((dout, q, k, v, out, lse, dq, dk, dv, cu_seqlens_q, cu_seqlens_k))
+    described = _describe((dout, q, k, v, out, lse, dq, dk, dv, cu_seqlens_q, cu_seqlens_k),
+                          heads_first)
     if described is None:  # a dtype or device the library does not take: DLPack names it
-        _C.backward(_dlpack(dout), _dlpack(q), _dlpack(k), _dlpack(v), _dlpack(out),
-                    _dlpack(lse), dq, dk, dv, scale=scale, causal=causal,
+        dout_, q_, k_, v_, out_, dq_, dk_, dv_ = (
+            _heads_second((dout, q, k, v, out, dq, dk, dv)) if heads_first
+            else (dout, q, k, v, out, dq, dk, dv))
+        _C.backward(_dlpack(dout_), _dlpack(q_), _dlpack(k_), _dlpack(v_), _dlpack(out_),
+                    _dlpack(lse), dq_, dk_, dv_, scale=scale, causal=causal,
                     cu_seqlens_q=_dlpack(cu_seqlens_q), cu_seqlens_k=_dlpack(cu_seqlens_k),
                     max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k,
                     deterministic=deterministic)
@@ -187,11 +212,12 @@ def _bwd_fake(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
 
 
-def _fwd_setup_context(ctx, inputs, output):
+def _fwd_setup_context(ctx, inputs, output, heads_first=False):
     q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale, causal = inputs
     out, lse = output
     ctx.save_for_backward(q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k)
     ctx.options = (max_seqlen_q, max_seqlen_k, scale, causal)
+    ctx.heads_first = heads_first
     # The gradient through lse (softmax probabilities times dlse) is not implemented.
     ctx.mark_non_differentiable(lse)
     # dlse is never read: without this, autograd fills a zero tensor for it on every backward.
@@ -204,7 +230,7 @@ def _fwd_backward(ctx, dout, dlse):
     q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k = ctx.saved_tensors
     max_seqlen_q, max_seqlen_k, scale, causal = ctx.options
     dq, dk, dv = backward(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
-                          max_seqlen_k, scale, causal, False)
+                          max_seqlen_k, scale, causal, False, ctx.heads_first)
     return dq, dk, dv, None, None, None, None, None, None
 
 
@@ -238,43 +264,53 @@ def _any_requires_grad(tensors) -> bool:
 
 
 class _DirectAttention(torch.autograd.Function):
-    """forward_impl with the ops' autograd formula, for eager calls that need gradients."""
+    """forward_impl with the ops' autograd formula, for eager calls that need gradients (in
+    heads_first order too, where the ops would need transposes around them)."""
 
     @staticmethod
     def forward(ctx, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale,
-                causal):
+                causal, heads_first):
         output = forward_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                              scale, causal)
+                              scale, causal, heads_first=heads_first)
         _fwd_setup_context(ctx, (q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                                 scale, causal), output)
+                                 scale, causal), output, heads_first)
         return output
 
     @staticmethod
     def backward(ctx, dout, dlse):
         # Under create_graph, backward() below takes the bwd op, which has no autograd formula
         # and so reports a double backward as the op path does.
-        return _fwd_backward(ctx, dout, dlse)
+        return *_fwd_backward(ctx, dout, dlse), None
 
 
 def forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale, causal,
-            need_lse=True):
+            need_lse=True, heads_first=False):
     """(out, lse) of flashvision::fwd, called directly where that is indistinguishable (see
-    can_call_directly); lse may be None when not need_lse."""
+    can_call_directly); lse may be None when not need_lse. heads_first: q, k, v and out are
+    [B, H, N, D]; the op sees their [B, N, H, D] transposes, direct calls the tensors as they are
+    (a transpose would cost an autograd node each)."""
     args = (q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale, causal)
     if not can_call_directly(q, k, v, cu_seqlens_q, cu_seqlens_k):
+        if heads_first:
+            out, lse = fwd(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), *args[3:])
+            return out.transpose(1, 2), lse
         return fwd(*args)
     if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
-        return _DirectAttention.apply(*args)
-    return forward_impl(*args, need_lse=need_lse)
+        return _DirectAttention.apply(*args, heads_first)
+    return forward_impl(*args, need_lse=need_lse, heads_first=heads_first)
 
 
 def backward(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-             scale, causal, deterministic):
+             scale, causal, deterministic, heads_first=False):
     """(dq, dk, dv) of flashvision::bwd, called directly where that is indistinguishable: as in
-    forward(), and with no graph to record (the op's autograd node reports double backward)."""
+    forward(), and with no graph to record (the op's autograd node reports double backward).
+    heads_first as in forward()."""
     args = (dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale,
             causal, deterministic)
     if (can_call_directly(q, k, v, cu_seqlens_q, cu_seqlens_k) and _plain(dout) and _plain(out)
             and _plain(lse) and not (torch.is_grad_enabled() and _any_requires_grad(args[:6]))):
-        return backward_impl(*args)
+        return backward_impl(*args, heads_first=heads_first)
+    if heads_first:
+        dq, dk, dv = bwd(*(x.transpose(1, 2) for x in args[:5]), *args[5:])
+        return dq.transpose(1, 2), dk.transpose(1, 2), dv.transpose(1, 2)
     return bwd(*args)
