@@ -186,9 +186,9 @@ std::vector<std::string> cuda_device_descriptions() {
 
 bool cuda_supports(const Problem& p, bool backward, std::string* why) {
   const int bucket = sm80::head_dim_bucket(p.head_dim);
-  if (std::string bad = element_problem(p, "the CUDA backend", 256, bucket,
-                                        sm80::bucket_compiled(bucket),
-                                        sm80::compiled_buckets_text());
+  if (std::string bad =
+          element_problem(p, "the CUDA backend", 256, bucket, sm80::bucket_compiled(bucket),
+                          sm80::compiled_buckets_text());
       !bad.empty()) {
     return fail(why, bad);
   }
@@ -283,8 +283,8 @@ int backward_tile_variant(int bucket, int device_index) {
 int backward_splits(const Problem& p, const sm80::BwdParams& params, int block_m) {
   const int64_t ctas = (p.deterministic ? 1 : params.num_n_blocks) * p.batch * p.heads_kv;
   const int64_t query_blocks = ceil_div(p.seqlen_q, block_m);
-  const int64_t partial_bytes = 2 * p.heads_kv * params.partial_rows * p.head_dim *
-                                static_cast<int64_t>(sizeof(float));
+  const int64_t partial_bytes =
+      2 * p.heads_kv * params.partial_rows * p.head_dim * static_cast<int64_t>(sizeof(float));
   return sm80::bwd_query_splits(ctas, query_blocks, device_info(p.device_index).sm_count,
                                 partial_bytes);
 }
@@ -326,8 +326,8 @@ BackwardPlan plan_backward(const Problem& p) {
   plan.dq_floats = static_cast<std::size_t>(p.heads * params.accum_rows * p.head_dim);
   plan.dvec_floats = static_cast<std::size_t>(p.heads * params.accum_rows);
   if (params.num_splits > 1) {
-    plan.partial_floats = static_cast<std::size_t>(params.num_splits * p.heads_kv *
-                                                   params.partial_rows * p.head_dim);
+    plan.partial_floats =
+        static_cast<std::size_t>(params.num_splits * p.heads_kv * params.partial_rows * p.head_dim);
   }
   return plan;
 }
@@ -409,13 +409,37 @@ sm90::OperandGeometry geometry(const Problem& p, const Operand& op, bool keys) {
   return g;
 }
 
+/// Query rows of the sm90 forward's tiles that FLASHVISION_SM90_FWD_ROWS asks for (128 or 192),
+/// or 0 when it is unset: tests and benchmarks run both tiles of a bucket on any shape with it.
+int sm90_rows_override() {
+  const char* rows = std::getenv("FLASHVISION_SM90_FWD_ROWS");
+  if (rows == nullptr || *rows == '\0') return 0;
+  const std::string value(rows);
+  if (value == "128") return sm90::kNarrowBlockM;
+  if (value == "192") return 192;
+  throw Error("FLASHVISION_SM90_FWD_ROWS is \"" + value + "\", expected 128 or 192");
+}
+
+/// The sm90 forward tile of p (tile_config.h): key blocks sized to the longest key sequence, so
+/// that short image sequences get the bucket's short width where it pads fewer keys; query rows
+/// from the shape of the persistent schedule on `sm_count` SMs, or as FLASHVISION_SM90_FWD_ROWS
+/// says where the bucket has such a tile with that key width.
+sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
+  const int block_n = sm90::fwd_block_n(bucket, p.seqlen_k);
+  int block_m = sm90::fwd_block_m(bucket, block_n, p.seqlen_q, p.batch * p.heads, sm_count);
+  if (const int rows = sm90_rows_override(); rows != 0) {
+    block_m = sm90::fwd_tile_exists(bucket, rows, block_n) ? rows : sm90::kNarrowBlockM;
+  }
+  return sm90::fwd_tile(bucket, block_m, block_n);
+}
+
 }  // namespace
 
 bool cuda_sm90_supports(const Problem& p, std::string* why) {
   const int bucket = sm90::head_dim_bucket(p.head_dim);
-  if (std::string bad = element_problem(p, "the sm90 forward", 512, bucket,
-                                        sm90::bucket_compiled(bucket),
-                                        sm90::compiled_buckets_text());
+  if (std::string bad =
+          element_problem(p, "the sm90 forward", 512, bucket, sm90::bucket_compiled(bucket),
+                          sm90::compiled_buckets_text());
       !bad.empty()) {
     return fail(why, bad);
   }
@@ -426,11 +450,12 @@ bool cuda_sm90_supports(const Problem& p, std::string* why) {
                          std::to_string(p.device_index) + " has " + std::to_string(info.major) +
                          "." + std::to_string(info.minor));
   }
-  const int block_n = sm90::fwd_block_n(bucket, p.seqlen_k);
-  if (sm90::fwd_smem_bytes(bucket, block_n) > static_cast<std::size_t>(info.smem_optin)) {
+  const sm90::FwdTile tile = sm90_forward_tile(p, bucket, info.sm_count);
+  if (sm90::fwd_smem_bytes(bucket, tile.block_m, tile.block_n) >
+      static_cast<std::size_t>(info.smem_optin)) {
     return fail(why, "the sm90 forward of bucket " + std::to_string(bucket) + " with " +
-                         std::to_string(block_n) +
-                         "-key blocks needs more shared memory than the device allows");
+                         std::to_string(tile.block_m) + " x " + std::to_string(tile.block_n) +
+                         " tiles needs more shared memory than the device allows");
   }
   std::string bad = forward_alignment_problem(p);
   for (const auto& [name, op, keys] :
@@ -445,8 +470,7 @@ bool cuda_sm90_supports(const Problem& p, std::string* why) {
   if (rows > INT32_MAX - 256) {
     return fail(why, "the sm90 forward addresses rows with 32-bit TMA coordinates");
   }
-  const int64_t tile_m = sm90::fwd_tile(bucket).block_m;
-  if (ceil_div(p.seqlen_q, tile_m) * p.batch * p.heads > INT32_MAX) {
+  if (ceil_div(p.seqlen_q, tile.block_m) * p.batch * p.heads > INT32_MAX) {
     return fail(why, "the problem needs more than 2^31 tiles of the sm90 schedule");
   }
   return true;
@@ -455,17 +479,17 @@ bool cuda_sm90_supports(const Problem& p, std::string* why) {
 void cuda_forward_sm90(const Problem& p) {
   DeviceGuard guard(p.device_index);
   const int bucket = sm90::head_dim_bucket(p.head_dim);
-  // Key blocks sized to the longest key sequence: short image sequences get the bucket's short
-  // width where it pads fewer keys (tile_config.h).
-  const sm90::FwdTile tile = sm90::fwd_tile(bucket, sm90::fwd_block_n(bucket, p.seqlen_k));
+  const int sm_count = std::max(1, device_info(p.device_index).sm_count);
+  const sm90::FwdTile tile = sm90_forward_tile(p, bucket, sm_count);
   sm90::FwdParams params;
   set_output_params(params, p);
   params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, tile.block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
   params.num_tiles = static_cast<int>(params.num_m_blocks * p.batch * p.heads);
-  params.grid_ctas = std::min(params.num_tiles, std::max(1, device_info(p.device_index).sm_count));
+  params.grid_ctas = std::min(params.num_tiles, sm_count);
   const int swizzle = sm90::swizzle_bytes(bucket);
-  params.tmap_q = sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);
+  params.tmap_q =
+      sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);
   params.tmap_k = sm90::make_tensor_map(geometry(p, p.k, true), swizzle / 2, tile.block_n, swizzle);
   // Head dims above 256: one launch per 256-column half of V and O (S is recomputed per half).
   const int columns = sm90::value_columns(bucket);
@@ -475,7 +499,7 @@ void cuda_forward_sm90(const Problem& p) {
     v.head_dim = std::min<int64_t>(columns, p.head_dim - col0);
     params.tmap_v = sm90::make_tensor_map(v, swizzle / 2, tile.block_n, swizzle);
     params.v_col0 = col0;
-    sm90::forward(p.dtype, bucket, tile.block_n, params, p.stream);
+    sm90::forward(p.dtype, bucket, tile.block_m, tile.block_n, params, p.stream);
   }
 }
 

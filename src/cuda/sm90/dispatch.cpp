@@ -1,4 +1,4 @@
-// Routes a (dtype, head-dim bucket, key-block width) to its generated sm90 instantiation; the
+// Routes a (dtype, head-dim bucket, tile) to its generated sm90 instantiation; the
 // compiled buckets come from FLASHVISION_HEAD_DIMS (compiled_buckets.h).
 #include "cuda/sm90/dispatch.h"
 
@@ -17,24 +17,36 @@ bool contains(sm80::HeadDimList<kDims...>, int bucket) {
   return ((bucket == kDims) || ...);
 }
 
-/// The instantiation of bucket kDim with `block_n` keys per step (its long or its short width).
+/// The instantiation of bucket kDim with `block_m` x `block_n` tiles: 128 rows with the long or
+/// the short key width, or the wide rows with the long width.
 template <DType kDType, int kDim>
-void forward_bucket(int block_n, const FwdParams& params, void* stream) {
+void forward_bucket(int block_m, int block_n, const FwdParams& params, void* stream) {
   constexpr int kLong = fwd_tile(kDim).block_n;
   constexpr int kShort = short_block_n(kDim);
-  if (block_n == kLong) return run_fwd<kDType, kDim, kLong>(params, stream);
+  constexpr int kWide = wide_block_m(kDim);
+  if (block_m == kNarrowBlockM && block_n == kLong) {
+    return run_fwd<kDType, kDim, kNarrowBlockM, kLong>(params, stream);
+  }
   if constexpr (kShort != 0) {
-    if (block_n == kShort) return run_fwd<kDType, kDim, kShort>(params, stream);
+    if (block_m == kNarrowBlockM && block_n == kShort) {
+      return run_fwd<kDType, kDim, kNarrowBlockM, kShort>(params, stream);
+    }
+  }
+  if constexpr (kWide != 0) {
+    if (block_m == kWide && block_n == kLong) {
+      return run_fwd<kDType, kDim, kWide, kLong>(params, stream);
+    }
   }
   throw Error("sm90: head-dim bucket " + std::to_string(kDim) + " has no " +
-              std::to_string(block_n) + "-key blocks (tile_config.h)");
+              std::to_string(block_m) + " x " + std::to_string(block_n) + " tile (tile_config.h)");
 }
 
 template <DType kDType, int... kDims>
-void forward_in(sm80::HeadDimList<kDims...>, int bucket, int block_n, const FwdParams& params,
-                void* stream) {
+void forward_in(sm80::HeadDimList<kDims...>, int bucket, int block_m, int block_n,
+                const FwdParams& params, void* stream) {
   const bool ran =
-      ((bucket == kDims ? (forward_bucket<kDType, kDims>(block_n, params, stream), true) : false) ||
+      ((bucket == kDims ? (forward_bucket<kDType, kDims>(block_m, block_n, params, stream), true)
+                        : false) ||
        ...);
   if (!ran) throw Error("sm90: head-dim bucket " + std::to_string(bucket) + " is not compiled");
 }
@@ -45,12 +57,15 @@ bool bucket_compiled(int bucket) { return contains(sm80::Sm90CompiledHeadDims{},
 
 const char* compiled_buckets_text() { return sm80::kSm90CompiledHeadDimsText; }
 
-void forward(DType dtype, int bucket, int block_n, const FwdParams& params, void* stream) {
+void forward(DType dtype, int bucket, int block_m, int block_n, const FwdParams& params,
+             void* stream) {
   switch (dtype) {
     case DType::f16:
-      return forward_in<DType::f16>(sm80::Sm90CompiledHeadDims{}, bucket, block_n, params, stream);
+      return forward_in<DType::f16>(sm80::Sm90CompiledHeadDims{}, bucket, block_m, block_n, params,
+                                    stream);
     case DType::bf16:
-      return forward_in<DType::bf16>(sm80::Sm90CompiledHeadDims{}, bucket, block_n, params, stream);
+      return forward_in<DType::bf16>(sm80::Sm90CompiledHeadDims{}, bucket, block_m, block_n, params,
+                                     stream);
     default:
       throw Error(std::string("sm90: the forward supports f16 and bf16, got ") + to_string(dtype));
   }

@@ -1,8 +1,8 @@
 // A consumer warpgroup of the sm90 forward: 64 query rows of each tile against the key blocks of
 // the ring. Within a warpgroup the softmax of block j overlaps the GEMMs that follow it: S' = Q K
 // of block j+1 and O += P V of block j are issued together, S' is waited for first, and its
-// softmax runs while P V is still on the tensor cores. Between the two warpgroups a ping-pong
-// barrier lets only one issue GEMMs at a time, so one's softmax hides behind the other's GEMMs.
+// softmax runs while P V is still on the tensor cores. Between the warpgroups a round of named
+// barriers lets only one issue GEMMs at a time, so one's softmax hides behind the others' GEMMs.
 #pragma once
 
 #include <cmath>
@@ -19,10 +19,10 @@
 namespace flashvision::detail::sm90 {
 
 /// S = Q K^T for one warpgroup's 64 rows: both operands K-major, one wgmma per 16 columns of D.
-template <typename T, int kHeadDim, int kBlockN>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN>
 __device__ __forceinline__ void gemm_qk(float (&acc)[kBlockN / 2], uint32_t q_rows,
                                         uint32_t k_tile) {
-  using Tr = FwdTraits<kHeadDim, kBlockN>;
+  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
   constexpr uint32_t kGroupBytes = 8 * Tr::kSwizzle;  // 8 rows of a panel: one swizzle atom
 #pragma unroll
   for (int kk = 0; kk < kHeadDim / 16; ++kk) {
@@ -39,11 +39,11 @@ __device__ __forceinline__ void gemm_qk(float (&acc)[kBlockN / 2], uint32_t q_ro
 
 /// O += P V: P from registers (k16 slices of the probability block), V MN-major: its leading
 /// byte offset steps between column panels, its stride byte offset between 8-key groups.
-template <typename T, int kHeadDim, int kBlockN>
-__device__ __forceinline__ void gemm_pv(float (&acc)[FwdTraits<kHeadDim, kBlockN>::kHeadDimV / 2],
-                                        const uint32_t (&p_frag)[kBlockN / 16][4],
-                                        uint32_t v_tile) {
-  using Tr = FwdTraits<kHeadDim, kBlockN>;
+template <typename T, int kHeadDim, int kBlockM, int kBlockN>
+__device__ __forceinline__ void gemm_pv(
+    float (&acc)[FwdTraits<kHeadDim, kBlockM, kBlockN>::kHeadDimV / 2],
+    const uint32_t (&p_frag)[kBlockN / 16][4], uint32_t v_tile) {
+  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
 #pragma unroll
   for (int j = 0; j < Tr::kBlockN / 16; ++j) {
     const uint64_t desc_v =
@@ -53,30 +53,34 @@ __device__ __forceinline__ void gemm_pv(float (&acc)[FwdTraits<kHeadDim, kBlockN
   }
 }
 
-/// Turn-taking of the two consumer warpgroups for issuing GEMMs (hardware barriers 1 and 2).
-class PingPong {
+/// Turn-taking of the consumer warpgroups for issuing GEMMs, in a round (hardware barriers 1 to
+/// kConsumers): a warpgroup issues once the one before it has passed the turn on, so one's softmax
+/// hides behind the others' GEMMs.
+template <int kConsumers>
+class TurnRound {
  public:
-  __device__ explicit PingPong(int consumer) : consumer_(consumer) {}
-  /// The second warpgroup lets the first go first.
+  __device__ explicit TurnRound(int consumer) : consumer_(consumer) {}
+  /// The last warpgroup lets the first go first.
   __device__ void start() const {
-    if (consumer_ == 1) arrive(0);
+    if (consumer_ == kConsumers - 1) arrive(0);
   }
   __device__ void wait_turn() const { named_barrier_sync(1 + consumer_, 256); }
-  __device__ void pass_turn() const { arrive(1 - consumer_); }
+  __device__ void pass_turn() const { arrive((consumer_ + 1) % kConsumers); }
 
  private:
+  /// Each barrier counts its waiting warpgroup and the one arriving before it.
   __device__ static void arrive(int consumer) { named_barrier_arrive(1 + consumer, 256); }
   int consumer_;
 };
 
 /// Per-tile state of a consumer warpgroup and the steps of its loop.
-template <typename T, int kHeadDim, int kBlockN>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN>
 struct Consumer {
-  using Tr = FwdTraits<kHeadDim, kBlockN>;
+  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
 
   const FwdParams& p;
-  const SmemLayout<kHeadDim, kBlockN>& smem;
-  const PingPong& turns;
+  const SmemLayout<kHeadDim, kBlockM, kBlockN>& smem;
+  const TurnRound<Tr::kConsumers>& turns;
   int consumer, warp, lane;
 
   // Accumulators in the mma tile layout ([1][columns / 8][4]) so that the softmax, mask and
@@ -113,8 +117,9 @@ struct Consumer {
     if (w.n_blocks > 0) run_blocks(w, ring, q_round);
     float inv_sum[1][2], lse[1][2];
     softmax.finalize(p.shape.scale, inv_sum, lse);
-    store_output<T, kHeadDim, kBlockN>(p, w, w.m0 + consumer * 64 + warp * 16, acc_o, inv_sum,
-                                       lse, smem.staging(consumer * 4 + warp), lane);
+    store_output<T, kHeadDim, kBlockM, kBlockN>(p, w, w.m0 + consumer * 64 + warp * 16, acc_o,
+                                                inv_sum, lse, smem.staging(consumer * 4 + warp),
+                                                lane);
   }
 
   __device__ void run_blocks(const WorkTile& w, RingPosition<Tr::kStages>& ring, int& q_round) {
@@ -128,7 +133,7 @@ struct Consumer {
     turns.wait_turn();
     fence_registers(s_flat());
     wgmma_fence();
-    gemm_qk<T, kHeadDim, kBlockN>(s_flat(), q_rows, smem.k(stage));
+    gemm_qk<T, kHeadDim, kBlockM, kBlockN>(s_flat(), q_rows, smem.k(stage));
     wgmma_commit();
     turns.pass_turn();
     wgmma_wait<0>();
@@ -148,9 +153,9 @@ struct Consumer {
       fence_registers(s_flat());
       fence_registers(o_flat());
       wgmma_fence();
-      gemm_qk<T, kHeadDim, kBlockN>(s_flat(), q_rows, smem.k(next_stage));
+      gemm_qk<T, kHeadDim, kBlockM, kBlockN>(s_flat(), q_rows, smem.k(next_stage));
       wgmma_commit();
-      gemm_pv<T, kHeadDim, kBlockN>(o_flat(), p_frag[0], smem.v(stage));
+      gemm_pv<T, kHeadDim, kBlockM, kBlockN>(o_flat(), p_frag[0], smem.v(stage));
       wgmma_commit();
       turns.pass_turn();
       wgmma_wait<1>();  // S' is ready; P V may still run
@@ -172,7 +177,7 @@ struct Consumer {
     turns.wait_turn();
     fence_registers(o_flat());
     wgmma_fence();
-    gemm_pv<T, kHeadDim, kBlockN>(o_flat(), p_frag[0], smem.v(stage));
+    gemm_pv<T, kHeadDim, kBlockM, kBlockN>(o_flat(), p_frag[0], smem.v(stage));
     wgmma_commit();
     turns.pass_turn();
     wgmma_wait<0>();
@@ -187,23 +192,24 @@ struct Consumer {
   }
 };
 
-template <typename T, int kHeadDim, int kBlockN>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN>
 __device__ __forceinline__ void consume(const FwdParams& p,
-                                        const SmemLayout<kHeadDim, kBlockN>& smem, int consumer) {
-  using Tr = FwdTraits<kHeadDim, kBlockN>;
-  const PingPong turns(consumer);
+                                        const SmemLayout<kHeadDim, kBlockM, kBlockN>& smem,
+                                        int consumer) {
+  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
+  const TurnRound<Tr::kConsumers> turns(consumer);
   turns.start();
-  Consumer<T, kHeadDim, kBlockN> c{p,
-                                   smem,
-                                   turns,
-                                   consumer,
-                                   (static_cast<int>(threadIdx.x) / 32) % 4,
-                                   static_cast<int>(threadIdx.x) % 32};
+  Consumer<T, kHeadDim, kBlockM, kBlockN> c{p,
+                                            smem,
+                                            turns,
+                                            consumer,
+                                            (static_cast<int>(threadIdx.x) / 32) % 4,
+                                            static_cast<int>(threadIdx.x) % 32};
   RingPosition<Tr::kStages> ring;
   int q_round = 0;
   for (int tile = static_cast<int>(blockIdx.x); tile < p.num_tiles;
        tile += static_cast<int>(gridDim.x)) {
-    const WorkTile w = locate_work<kHeadDim, kBlockN>(p, tile);
+    const WorkTile w = locate_work<kHeadDim, kBlockM, kBlockN>(p, tile);
     if (w.has_rows()) c.run(w, ring, q_round);
   }
 }

@@ -33,8 +33,7 @@ __device__ __forceinline__ void store_lse(const FwdParams& p, const WorkTile& w,
 
 /// O straight from the accumulators: 4-byte stores, columns from p.v_col0.
 template <typename T, int kHeadDimV>
-__device__ __forceinline__ void store_output_direct(const FwdParams& p, const WorkTile& w,
-                                                    int row0,
+__device__ __forceinline__ void store_output_direct(const FwdParams& p, const WorkTile& w, int row0,
                                                     const float (&acc_o)[1][kHeadDimV / 8][4],
                                                     const float (&inv_sum)[1][2], int lane) {
 #pragma unroll
@@ -46,9 +45,8 @@ __device__ __forceinline__ void store_output_direct(const FwdParams& p, const Wo
     for (int d = 0; d < kHeadDimV / 8; ++d) {
       const int col = d * 8 + 2 * (lane % 4);
       if (p.v_col0 + d * 8 < p.shape.head_dim) {
-        *reinterpret_cast<uint32_t*>(out_row + col) =
-            ptx::pack2<T>(acc_o[0][d][2 * half] * inv_sum[0][half],
-                          acc_o[0][d][2 * half + 1] * inv_sum[0][half]);
+        *reinterpret_cast<uint32_t*>(out_row + col) = ptx::pack2<T>(
+            acc_o[0][d][2 * half] * inv_sum[0][half], acc_o[0][d][2 * half + 1] * inv_sum[0][half]);
       }
     }
   }
@@ -75,8 +73,8 @@ template <typename T, int kHeadDimV, int kCol0, int kCols>
 __device__ __forceinline__ void store_columns_staged(const FwdParams& p, const WorkTile& w,
                                                      int row0,
                                                      const float (&acc_o)[1][kHeadDimV / 8][4],
-                                                     const float (&inv_sum)[1][2],
-                                                     uint32_t buffer, int lane) {
+                                                     const float (&inv_sum)[1][2], uint32_t buffer,
+                                                     int lane) {
   static_assert(kCol0 % 16 == 0 && kCols % 16 == 0);
   // Lane i addresses row i % 8 of matrix i / 8: matrices 0 and 1 are rows 0-7 and 8-15 of the
   // first 8 columns of a 16-column pair, 2 and 3 the same of the next 8.
@@ -112,12 +110,13 @@ __device__ __forceinline__ void store_columns_staged(const FwdParams& p, const W
 }
 
 /// O through the staging buffer in rounds of kEpiloguePanels panels.
-template <typename T, int kHeadDim, int kBlockN, int... kRound>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, int... kRound>
 __device__ __forceinline__ void store_output_staged(
     const FwdParams& p, const WorkTile& w, int row0,
-    const float (&acc_o)[1][FwdTraits<kHeadDim, kBlockN>::kHeadDimV / 8][4], const float (&inv_sum)[1][2],
-    uint32_t buffer, int lane, std::integer_sequence<int, kRound...>) {
-  using Tr = FwdTraits<kHeadDim, kBlockN>;
+    const float (&acc_o)[1][FwdTraits<kHeadDim, kBlockM, kBlockN>::kHeadDimV / 8][4],
+    const float (&inv_sum)[1][2], uint32_t buffer, int lane,
+    std::integer_sequence<int, kRound...>) {
+  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
   constexpr int kRoundCols = Tr::kEpiloguePanels * 64;
   (store_columns_staged<T, Tr::kHeadDimV, kRound * kRoundCols,
                         (Tr::kHeadDimV - kRound * kRoundCols < kRoundCols
@@ -128,15 +127,15 @@ __device__ __forceinline__ void store_output_staged(
 
 /// Writes a warp's 16 rows of O (from row0; rows past q_len and columns past the head dim are
 /// never written) and their LSE. `buffer` is the warp's staging buffer where it has one.
-template <typename T, int kHeadDim, int kBlockN>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN>
 __device__ __forceinline__ void store_output(
     const FwdParams& p, const WorkTile& w, int row0,
-    const float (&acc_o)[1][FwdTraits<kHeadDim, kBlockN>::kHeadDimV / 8][4], const float (&inv_sum)[1][2],
-    const float (&lse)[1][2], uint32_t buffer, int lane) {
-  using Tr = FwdTraits<kHeadDim, kBlockN>;
+    const float (&acc_o)[1][FwdTraits<kHeadDim, kBlockM, kBlockN>::kHeadDimV / 8][4],
+    const float (&inv_sum)[1][2], const float (&lse)[1][2], uint32_t buffer, int lane) {
+  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
   if constexpr (Tr::kEpiloguePanels > 0) {
     constexpr int kRoundCols = Tr::kEpiloguePanels * 64;
-    store_output_staged<T, kHeadDim, kBlockN>(
+    store_output_staged<T, kHeadDim, kBlockM, kBlockN>(
         p, w, row0, acc_o, inv_sum, static_cast<uint32_t>(opaque(static_cast<int>(buffer))),
         opaque(lane),
         std::make_integer_sequence<int, (Tr::kHeadDimV + kRoundCols - 1) / kRoundCols>{});

@@ -10,10 +10,10 @@
 namespace flashvision::detail::sm90 {
 
 /// Issues the TMA loads of one kRows-row tile, one box per column panel, all on `bar`.
-template <int kHeadDim, int kBlockN, int kRows, int kPanels>
+template <int kHeadDim, int kBlockM, int kBlockN, int kRows, int kPanels>
 __device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap* map, int row, int head,
                                           int seq_coord, uint32_t bar) {
-  using Tr = FwdTraits<kHeadDim, kBlockN>;
+  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
 #pragma unroll
   for (int panel = 0; panel < kPanels; ++panel) {
     tma_load_4d(dst + panel * kRows * Tr::kSwizzle, map, panel * Tr::kPanelCols, row, head,
@@ -21,22 +21,22 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap* map, 
   }
 }
 
-template <int kHeadDim, int kBlockN>
+template <int kHeadDim, int kBlockM, int kBlockN>
 __device__ __forceinline__ void produce(const FwdParams& p,
-                                        const SmemLayout<kHeadDim, kBlockN>& smem) {
-  using Tr = FwdTraits<kHeadDim, kBlockN>;
+                                        const SmemLayout<kHeadDim, kBlockM, kBlockN>& smem) {
+  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
   RingPosition<Tr::kStages> ring;
   int q_round = 0;  // tiles whose Q was loaded: the parity of the Q barriers
   for (int tile = static_cast<int>(blockIdx.x); tile < p.num_tiles;
        tile += static_cast<int>(gridDim.x)) {
-    const WorkTile w = locate_work<kHeadDim, kBlockN>(p, tile);
+    const WorkTile w = locate_work<kHeadDim, kBlockM, kBlockN>(p, tile);
     // Tiles without rows or keys load nothing (their consumers only write zeros).
     if (!w.has_rows() || w.n_blocks == 0) continue;
     mbarrier_wait(smem.q_empty(), (q_round & 1) ^ 1);
     mbarrier_arrive_expect_tx(smem.q_full(), Tr::kQBytes);
-    load_tile<kHeadDim, kBlockN, Tr::kBlockM, Tr::kPanels>(smem.q(), &p.tmap_q,
-                                                           static_cast<int>(w.rows.q_begin) + w.m0,
-                                                           w.head, w.seq_coord, smem.q_full());
+    load_tile<kHeadDim, kBlockM, kBlockN, Tr::kBlockM, Tr::kPanels>(
+        smem.q(), &p.tmap_q, static_cast<int>(w.rows.q_begin) + w.m0, w.head, w.seq_coord,
+        smem.q_full());
     ++q_round;
     for (int j = 0; j < w.n_blocks; ++j, ++ring.index) {
       const int stage = ring.stage();
@@ -44,11 +44,11 @@ __device__ __forceinline__ void produce(const FwdParams& p,
       const int key_row = static_cast<int>(w.rows.k_begin) + (w.n_blocks - 1 - j) * Tr::kBlockN;
       mbarrier_wait(smem.k_empty(stage), free_parity);
       mbarrier_arrive_expect_tx(smem.k_full(stage), Tr::kKBytes);
-      load_tile<kHeadDim, kBlockN, Tr::kBlockN, Tr::kPanels>(
+      load_tile<kHeadDim, kBlockM, kBlockN, Tr::kBlockN, Tr::kPanels>(
           smem.k(stage), &p.tmap_k, key_row, w.head_kv, w.seq_coord, smem.k_full(stage));
       mbarrier_wait(smem.v_empty(stage), free_parity);
       mbarrier_arrive_expect_tx(smem.v_full(stage), Tr::kVBytes);
-      load_tile<kHeadDim, kBlockN, Tr::kBlockN, Tr::kPanelsV>(
+      load_tile<kHeadDim, kBlockM, kBlockN, Tr::kBlockN, Tr::kPanelsV>(
           smem.v(stage), &p.tmap_v, key_row, w.head_kv, w.seq_coord, smem.v_full(stage));
     }
   }

@@ -10,14 +10,17 @@
 
 namespace flashvision::detail::sm90 {
 
-/// Compile-time geometry of the forward kernel for one head-dim bucket and one of its key-block
-/// widths (tile_config.h: the long-sequence width or the short one).
-template <int kHeadDim, int kKeysPerBlock>
+/// Compile-time geometry of the forward kernel for one head-dim bucket and one of its tiles
+/// (tile_config.h: 128 rows with the long or the short key width, or the wide 192 rows).
+template <int kHeadDim, int kRowsPerBlock, int kKeysPerBlock>
 struct FwdTraits {
-  static constexpr FwdTile kTile = fwd_tile(kHeadDim, kKeysPerBlock);
+  static constexpr FwdTile kTile = fwd_tile(kHeadDim, kRowsPerBlock, kKeysPerBlock);
   static constexpr int kBlockM = kTile.block_m;
   static constexpr int kBlockN = kTile.block_n;
   static constexpr int kStages = kTile.stages;
+  static constexpr int kConsumers = kTile.consumers();
+  static constexpr int kThreads = fwd_threads(kTile);
+  static constexpr int kConsumerRegisters = consumer_registers(kTile);
   static constexpr int kSwizzle = swizzle_bytes(kHeadDim);
   static constexpr uint32_t kSwizzleMode = kSwizzle == 128 ? 1 : (kSwizzle == 64 ? 2 : 3);
   /// A tile is stored as kPanels column panels of rows x kSwizzle bytes (the TMA box and the
@@ -32,23 +35,24 @@ struct FwdTraits {
   static constexpr uint32_t kKBytes = kBlockN * kHeadDim * 2;
   static constexpr uint32_t kVBytes = kBlockN * kHeadDimV * 2;
   /// 64-column panels of O a consumer warp stages for the epilogue (0: direct stores).
-  static constexpr int kEpiloguePanels = epilogue_panels(kHeadDim, kBlockN);
+  static constexpr int kEpiloguePanels = epilogue_panels(kHeadDim, kBlockM, kBlockN);
   static constexpr uint32_t kStagingBytes = kEpiloguePanels * kStagingPanelBytes;
-  static_assert(kBlockM == 64 * kConsumerWarpgroups && kBlockN % 16 == 0);
+  static_assert(kBlockM == 64 * kConsumers && kBlockN % 16 == 0);
+  // setmaxnreg: every warpgroup's registers together fit the SM's 64 K.
+  static_assert(128 * (kProducerRegisters + kConsumers * kConsumerRegisters) <= 64 * 1024);
   static_assert(kHeadDim % kPanelCols == 0 && kHeadDimV % kPanelCols == 0);
-  static_assert(kKeysPerBlock == fwd_tile(kHeadDim).block_n ||
-                    kKeysPerBlock == short_block_n(kHeadDim),
-                "a key-block width the bucket does not have (tile_config.h)");
+  static_assert(fwd_tile_exists(kHeadDim, kRowsPerBlock, kKeysPerBlock),
+                "a tile the bucket does not have (tile_config.h)");
   // Every panel starts 1024-byte aligned, where the swizzle patterns of TMA and the wgmma
   // descriptors (base offset 0) agree.
   static_assert(kBlockM * kSwizzle % 1024 == 0 && kBlockN * kSwizzle % 1024 == 0);
-  static_assert(fwd_smem_bytes(kHeadDim, kBlockN) <= kMaxSmemBytes);
+  static_assert(fwd_smem_bytes(kHeadDim, kBlockM, kBlockN) <= kMaxSmemBytes);
 };
 
 /// Shared-window addresses of the tiles and barriers, from a 1024-byte aligned base.
-template <int kHeadDim, int kBlockN>
+template <int kHeadDim, int kBlockM, int kBlockN>
 struct SmemLayout {
-  using Tr = FwdTraits<kHeadDim, kBlockN>;
+  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
   uint32_t base;
 
   __device__ uint32_t q() const { return base; }
@@ -56,14 +60,12 @@ struct SmemLayout {
   __device__ uint32_t v(int stage) const {
     return base + Tr::kQBytes + Tr::kStages * Tr::kKBytes + stage * Tr::kVBytes;
   }
-  /// O staging buffer of consumer warp `warp` (0 .. 4 * kConsumerWarpgroups - 1).
+  /// O staging buffer of consumer warp `warp` (0 .. 4 * Tr::kConsumers - 1).
   __device__ uint32_t staging(int warp) const {
     return base + Tr::kQBytes + Tr::kStages * (Tr::kKBytes + Tr::kVBytes) +
            warp * Tr::kStagingBytes;
   }
-  __device__ uint32_t barrier(int index) const {
-    return staging(kConsumerWarpgroups * 4) + 8 * index;
-  }
+  __device__ uint32_t barrier(int index) const { return staging(Tr::kConsumers * 4) + 8 * index; }
   __device__ uint32_t q_full() const { return barrier(0); }
   __device__ uint32_t q_empty() const { return barrier(1); }
   __device__ uint32_t k_full(int stage) const { return barrier(2 + stage); }
@@ -97,9 +99,9 @@ struct WorkTile {
 
 /// The tile with schedule index `tile`. The longest query blocks (most keys under the causal
 /// mask) come first.
-template <int kHeadDim, int kBlockN>
+template <int kHeadDim, int kBlockM, int kBlockN>
 __device__ __forceinline__ WorkTile locate_work(const FwdParams& p, int tile) {
-  using Tr = FwdTraits<kHeadDim, kBlockN>;
+  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
   const sm80::ShapeParams& s = p.shape;
   WorkTile t;
   const int m_block = p.num_m_blocks - 1 - tile % p.num_m_blocks;

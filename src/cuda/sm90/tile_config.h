@@ -32,13 +32,15 @@ struct FwdTile {
   int block_m;
   int block_n;
   int stages;
+  /// Consumer warpgroups: block_m / 64.
+  constexpr int consumers() const { return block_m / 64; }
 };
 
-/// Forward tile of a bucket for long sequences, chosen on the H200 (docs/perf-notes.md, sm90 v3).
-/// Up to D = 96 a third K/V stage keeps more loads in flight, which short image sequences (ViTs)
-/// need most; at D = 128, 176-key blocks shrink the share of barrier and softmax bookkeeping per
-/// FLOP on long sequences. Above, keys per step shrink so that Q and two stages of K and V fit in
-/// the 227 KiB of shared memory a block may have.
+/// Forward tile of a bucket for long sequences, chosen on the H200 (docs/perf-notes.md, sm90 v3),
+/// with 128 query rows (two consumer warpgroups). Up to D = 96 a third K/V stage keeps more loads
+/// in flight, which short image sequences (ViTs) need most; at D = 128, 176-key blocks shrink the
+/// share of barrier and softmax bookkeeping per FLOP on long sequences. Above, keys per step
+/// shrink so that Q and two stages of K and V fit in the 227 KiB of shared memory a block may have.
 constexpr FwdTile fwd_tile(int bucket) {
   if (bucket <= 96) return {128, 128, 3};
   if (bucket <= 128) return {128, 176, 2};
@@ -48,6 +50,18 @@ constexpr FwdTile fwd_tile(int bucket) {
   // D = 512: a 128 KiB Q tile leaves room for 32-key K (32 KiB) and V halves (16 KiB) per stage.
   return {128, 32, 2};
 }
+
+/// Query rows of a tile of two consumer warpgroups: every bucket has them.
+inline constexpr int kNarrowBlockM = 128;
+
+/// Query rows of the bucket's wide tile (three consumer warpgroups, with the long key width), or 0
+/// where it has none. Up to D = 64 an exponential costs the MUFU pipe as much as its share of the
+/// two GEMMs costs the tensor cores, or more, so the softmax of two warpgroups has to hide behind
+/// the GEMMs of a third rather than of one: 192-row tiles ran D = 64 at N = 4096 and
+/// 16384 1.20-1.22x as fast per row as 128-row ones (bench/results/2026-11-29-h200-wg3). From D =
+/// 80 on, O and S need more than the 160 registers a consumer of three gets (ptxas serialized the
+/// wgmma at 80).
+constexpr int wide_block_m(int bucket) { return bucket <= 64 ? 192 : 0; }
 
 /// The bucket's second key-block width, for short sequences, or 0 where it has none. Image
 /// sequences are a few key blocks long, and the last block is mostly padding at the long width
@@ -68,12 +82,23 @@ constexpr int short_block_n(int bucket) {
   }
 }
 
-/// The bucket's tile with `block_n` keys per step (its long or its short width): the short
-/// widths keep the bucket's rows and stages.
-constexpr FwdTile fwd_tile(int bucket, int block_n) {
+/// The bucket's tile with `block_m` query rows and `block_n` keys per step; every tile of a bucket
+/// has its stages.
+constexpr FwdTile fwd_tile(int bucket, int block_m, int block_n) {
   FwdTile t = fwd_tile(bucket);
+  t.block_m = block_m;
   t.block_n = block_n;
   return t;
+}
+
+/// Whether the bucket has that tile: 128 rows with its long or short key width, or its wide rows
+/// with the long width. Short key sequences come with short query sequences in image models, and
+/// 192-row blocks would pad ViT-B's 197 queries to 384, so the short widths have no wide tile.
+constexpr bool fwd_tile_exists(int bucket, int block_m, int block_n) {
+  const int long_n = fwd_tile(bucket).block_n;
+  const int short_n = short_block_n(bucket);
+  if (block_m == kNarrowBlockM) return block_n == long_n || (short_n != 0 && block_n == short_n);
+  return block_m != 0 && block_m == wide_block_m(bucket) && block_n == long_n;
 }
 
 /// What a key block costs beyond its keys, in keys: barrier waits, the ping-pong turn, row-max
@@ -102,9 +127,38 @@ constexpr int fwd_block_n(int bucket, long long max_seqlen_k) {
                                                                                         : long_n;
 }
 
-/// Consumer warpgroups (64 query rows each) plus one producer warpgroup.
-inline constexpr int kConsumerWarpgroups = 2;
-inline constexpr int kThreads = (kConsumerWarpgroups + 1) * 128;
+/// Speed per query row of a wide tile against a 128-row one, as a ratio: 6/5, as measured at
+/// D = 64 (wide_block_m).
+inline constexpr int kWideSpeedNum = 6;
+inline constexpr int kWideSpeedDen = 5;
+
+/// Query rows per tile of the forward of a bucket with `block_n` keys per step, for `seqlen_q`
+/// query rows (the longest sequence in varlen mode) of `batch_heads` (sequence, head) pairs on a
+/// device with `sm_count` SMs: the wide rows where the bucket has them for this width and the
+/// busiest CTA of the persistent schedule does not take longer with them. Its time is modelled as
+/// its tiles (waves of sm_count tiles) times their rows over their speed, so that padding of
+/// short query sequences and a wave added by the wide tiles both count.
+constexpr int fwd_block_m(int bucket, int block_n, long long seqlen_q, long long batch_heads,
+                          int sm_count) {
+  const int wide = wide_block_m(bucket);
+  if (wide == 0 || block_n != fwd_tile(bucket).block_n) return kNarrowBlockM;
+  const long long sms = sm_count > 0 ? sm_count : 1;
+  const auto waves = [&](int rows) {
+    const long long tiles = (seqlen_q + rows - 1) / rows * batch_heads;
+    return (tiles + sms - 1) / sms;
+  };
+  return waves(wide) * wide * kWideSpeedDen <= waves(kNarrowBlockM) * kNarrowBlockM * kWideSpeedNum
+             ? wide
+             : kNarrowBlockM;
+}
+
+/// Threads of a block: the consumer warpgroups (64 query rows each) and one producer warpgroup.
+constexpr int fwd_threads(const FwdTile& t) { return (t.consumers() + 1) * 128; }
+
+/// Registers (setmaxnreg) of a producer and of a consumer thread: the producer gives up all but
+/// what issuing copies needs, and the consumers share the rest of the SM's 64 K registers.
+inline constexpr int kProducerRegisters = 24;
+constexpr int consumer_registers(const FwdTile& t) { return t.consumers() == 2 ? 240 : 160; }
 
 /// Bytes of the 8-byte mbarriers: Q full and empty, and per stage K full, V full, K empty, V empty.
 constexpr std::size_t barrier_bytes(int stages) { return 8 * (2 + 4 * stages); }
@@ -112,13 +166,14 @@ constexpr std::size_t barrier_bytes(int stages) { return 8 * (2 + 4 * stages); }
 /// Shared memory one block may use on sm90 (the opt-in maximum of the H100 and H200).
 inline constexpr std::size_t kMaxSmemBytes = 227 * 1024;
 
-/// Bytes of the pipeline with `block_n` keys per step: Q, the K and V stages, the barriers, and
-/// 1 KiB of slack to align the swizzled tiles to 1024 bytes (the 128-byte swizzle pattern's period).
-constexpr std::size_t fwd_pipeline_bytes(int bucket, int block_n) {
-  const FwdTile t = fwd_tile(bucket, block_n);
+/// Bytes of the pipeline of a tile: Q, the K and V stages, the barriers, and 1 KiB of slack to
+/// align the swizzled tiles to 1024 bytes (the 128-byte swizzle pattern's period).
+constexpr std::size_t fwd_pipeline_bytes(int bucket, int block_m, int block_n) {
+  const FwdTile t = fwd_tile(bucket, block_m, block_n);
   const std::size_t tiles =
       (static_cast<std::size_t>(t.block_m + t.stages * t.block_n) * bucket +
-       static_cast<std::size_t>(t.stages) * t.block_n * value_columns(bucket)) * 2;
+       static_cast<std::size_t>(t.stages) * t.block_n * value_columns(bucket)) *
+      2;
   return tiles + barrier_bytes(t.stages) + 1024;
 }
 
@@ -131,21 +186,21 @@ inline constexpr std::size_t kStagingPanelBytes = 16 * 128;
 /// stores from the accumulators. Bucket 64 also stores directly: staged, its long sequences ran
 /// 2–3 % slower on the H200 (bench/results/2026-11-29-h200-sm90-epilogue-exp2), the short ones
 /// within 1 %.
-constexpr int epilogue_panels(int bucket, int block_n) {
+constexpr int epilogue_panels(int bucket, int block_m, int block_n) {
   if (bucket == 64) return 0;
   const int wanted = (value_columns(bucket) + 63) / 64;
-  const std::size_t per_panel = kConsumerWarpgroups * 4 * kStagingPanelBytes;
+  const std::size_t per_panel =
+      fwd_tile(bucket, block_m, block_n).consumers() * 4 * kStagingPanelBytes;
   const int fitting =
-      static_cast<int>((kMaxSmemBytes - fwd_pipeline_bytes(bucket, block_n)) / per_panel);
+      static_cast<int>((kMaxSmemBytes - fwd_pipeline_bytes(bucket, block_m, block_n)) / per_panel);
   return wanted < fitting ? wanted : fitting;
 }
 
-/// Dynamic shared memory of the forward with `block_n` keys per step: the pipeline and the
-/// consumer warps' O staging.
-constexpr std::size_t fwd_smem_bytes(int bucket, int block_n) {
-  return fwd_pipeline_bytes(bucket, block_n) +
-         static_cast<std::size_t>(epilogue_panels(bucket, block_n)) * kConsumerWarpgroups * 4 *
-             kStagingPanelBytes;
+/// Dynamic shared memory of the forward tile: the pipeline and the consumer warps' O staging.
+constexpr std::size_t fwd_smem_bytes(int bucket, int block_m, int block_n) {
+  return fwd_pipeline_bytes(bucket, block_m, block_n) +
+         static_cast<std::size_t>(epilogue_panels(bucket, block_m, block_n)) *
+             fwd_tile(bucket, block_m, block_n).consumers() * 4 * kStagingPanelBytes;
 }
 
 }  // namespace flashvision::detail::sm90

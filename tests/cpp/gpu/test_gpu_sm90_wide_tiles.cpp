@@ -1,0 +1,153 @@
+// The wide tiles of the sm90 forward (src/cuda/sm90/tile_config.h): buckets 32 to 64 have a
+// 192-row tile of three consumer warpgroups next to the 128-row one, and the host picks it from the
+// shape of the persistent schedule. The choice is checked on its own, and the GPU cases force
+// each tile with FLASHVISION_SM90_FWD_ROWS so that small shapes run both against the float64
+// reference: partial query tiles where only the first consumer has rows, causal masks, grouped
+// heads, varlen batches, several tiles per CTA.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "attention_check.h"
+#include "cuda/sm90/tile_config.h"
+#include "cuda_target.h"
+#include "scoped_env.h"
+
+namespace flashvision::testing {
+namespace {
+
+namespace sm90 = flashvision::detail::sm90;
+
+constexpr const char* kRowsVar = "FLASHVISION_SM90_FWD_ROWS";
+constexpr int kH200Sms = 132;
+
+static_assert(sm90::wide_block_m(32) == 192 && sm90::wide_block_m(48) == 192 &&
+              sm90::wide_block_m(64) == 192 && sm90::wide_block_m(80) == 0);
+static_assert(sm90::fwd_tile_exists(64, 192, sm90::fwd_tile(64).block_n));
+static_assert(!sm90::fwd_tile_exists(64, 192, sm90::short_block_n(64)), "no wide short tile");
+static_assert(!sm90::fwd_tile_exists(128, 192, sm90::fwd_tile(128).block_n));
+static_assert(sm90::fwd_tile(64, 192, 128).consumers() == 3 &&
+              sm90::fwd_threads(sm90::fwd_tile(64, 192, 128)) == 512);
+
+/// The row choice for bucket 64 at its long width, for a dense problem on an H200.
+constexpr int rows_64(long long seqlen_q, long long batch_heads) {
+  return sm90::fwd_block_m(64, sm90::fwd_tile(64).block_n, seqlen_q, batch_heads, kH200Sms);
+}
+
+TEST(Sm90WideTileChoice, ManyWavesTakeTheWideTile) {
+  EXPECT_EQ(rows_64(4096, 4 * 32), 192);   // D = 64 sweep at N = 4096
+  EXPECT_EQ(rows_64(16384, 32), 192);      // and N = 16384
+  EXPECT_EQ(rows_64(1024, 16 * 32), 192);  // N = 1024: padding 1024 rows to 1152 still pays
+  EXPECT_EQ(rows_64(4096, 2 * 10), 192);   // SDXL self attention: 4 waves of wide tiles, 5 narrow
+  EXPECT_EQ(sm90::fwd_block_m(48, 128, 4096, 16, kH200Sms), 192);  // SD 1.5 64x64 (D = 40)
+}
+
+TEST(Sm90WideTileChoice, FewTilesOrShortRowsKeepTheNarrowTile) {
+  // One wave either way: each CTA runs one tile, and 128 rows finish first.
+  EXPECT_EQ(rows_64(4000, 2), 128);
+  // Short query sequences against long keys: 192 rows would be mostly padding.
+  EXPECT_EQ(rows_64(64, 4096), 128);
+  // Buckets without a wide tile, and the short key widths.
+  EXPECT_EQ(sm90::fwd_block_m(80, 128, 4096, 128, kH200Sms), 128);
+  EXPECT_EQ(sm90::fwd_block_m(128, 176, 4096, 128, kH200Sms), 128);
+  EXPECT_EQ(sm90::fwd_block_m(64, sm90::short_block_n(64), 197, 256 * 12, kH200Sms), 128);
+  // No device count (0) is read as one SM rather than dividing by zero.
+  EXPECT_EQ(sm90::fwd_block_m(64, 128, 1 << 20, 1, 0), 192);
+}
+
+AttentionCase dense(DType dtype, int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim) {
+  AttentionCase c;
+  c.dtype = dtype;
+  c.batch = 2;
+  c.seqlen_q = seqlen_q;
+  c.seqlen_k = seqlen_k;
+  c.heads = c.heads_kv = 2;
+  c.head_dim = head_dim;
+  return c;
+}
+
+class GpuSm90WideTiles : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override {
+    const std::string why = kernel_unavailable(CudaKernel::sm90);
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+  DType dtype() const { return GetParam(); }
+  static Target target() { return cuda_target(CudaKernel::sm90); }
+};
+
+TEST_P(GpuSm90WideTiles, BothTilesMatchTheReference) {
+  for (const char* rows : {"192", "128"}) {
+    ScopedEnv env(kRowsVar, rows);
+    SCOPED_TRACE(std::string(kRowsVar) + "=" + rows);
+    // One per wide bucket (40 pads to 48), key sequences past the short widths' reach so that the
+    // long width runs; query tiles full, partial, and with rows for the first consumer only.
+    for (const int64_t dim : {32, 40, 64}) {
+      for (const int64_t nq : {192, 200, 50, 383})
+        check_forward(target(), dense(dtype(), nq, 900, dim));
+    }
+  }
+}
+
+TEST_P(GpuSm90WideTiles, CausalGroupedAndVarlen) {
+  ScopedEnv env(kRowsVar, "192");
+  // Causal, aligned bottom-right: more keys than queries, then more queries than keys (the
+  // first rows see nothing, whole consumers of a tile may see nothing).
+  for (const auto& [nq, nk] : {std::pair<int64_t, int64_t>{300, 1000}, {1000, 900}}) {
+    AttentionCase c = dense(dtype(), nq, nk, 64);
+    c.causal = true;
+    check_forward(target(), c);
+  }
+  AttentionCase gqa = dense(dtype(), 400, 1000, 64);
+  gqa.heads = 6;
+  gqa.heads_kv = 2;
+  check_forward(target(), gqa);
+  AttentionCase mqa = dense(dtype(), 250, 1000, 40);
+  mqa.heads = 4;
+  mqa.heads_kv = 1;
+  mqa.layout = Layout::torch;
+  mqa.causal = true;
+  check_forward(target(), mqa);
+  // Varlen: the longest key sequence picks the long width; sequences of one row, none, a tile and
+  // a bit, and one whose keys are empty.
+  AttentionCase varlen;
+  varlen.dtype = dtype();
+  varlen.seqlens_q = {1000, 1, 0, 193, 70};
+  varlen.seqlens_k = {900, 1000, 5, 193, 0};
+  varlen.heads = 4;
+  varlen.heads_kv = 2;
+  varlen.head_dim = 64;
+  check_forward(target(), varlen);
+  varlen.causal = true;
+  check_forward(target(), varlen);
+}
+
+TEST_P(GpuSm90WideTiles, SeveralTilesPerCta) {
+  // 4 x 40 (sequence, head) pairs x 2 query blocks: more tiles than SMs, so each persistent CTA
+  // walks several, and the Q and K/V rings go round across tiles.
+  ScopedEnv env(kRowsVar, "192");
+  AttentionCase c = dense(dtype(), 300, 1000, 64);
+  c.batch = 4;
+  c.heads = c.heads_kv = 40;
+  check_forward(target(), c);
+}
+
+TEST_P(GpuSm90WideTiles, ABadRowCountIsRejectedByName) {
+  ScopedEnv env(kRowsVar, "160");
+  const AttentionCase c = dense(dtype(), 64, 900, 64);
+  std::mt19937_64 rng(test_seed());
+  AttentionRun run(target(), c, draw_inputs(c, rng));
+  try {
+    run.forward();
+    ADD_FAILURE() << "the forward ran with " << kRowsVar << "=160";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(kRowsVar), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, GpuSm90WideTiles, ::testing::Values(DType::bf16, DType::f16),
+                         [](const auto& point) { return std::string(to_string(point.param)); });
+
+}  // namespace
+}  // namespace flashvision::testing
