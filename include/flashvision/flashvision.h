@@ -27,6 +27,8 @@ std::size_t backward_workspace_size(const BackwardArgs& args);
 
 /// The backend forward() would run for these arguments (after validation).
 Backend selected_backend(const ForwardArgs& args);
+/// The backend backward() would run for these arguments (after validation).
+Backend selected_backend(const BackwardArgs& args);
 
 /// A short name of the implementation behind a backend on this machine, e.g. "cpu-avx2".
 std::string kernel_name(Backend backend);

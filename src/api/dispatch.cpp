@@ -37,16 +37,15 @@ Backend choose_backend(const Problem& p, Backend requested, bool backward) {
 #ifdef FLASHVISION_HAVE_CUDA
   std::string why;
   if (requested == Backend::cuda_sm90) {
-    if (backward) {
-      throw Error(
-          "backend is cuda-sm90 but the Hopper path has no backward kernel yet; expected "
-          "cuda-sm80 or automatic");
-    }
-    if (!detail::cuda_sm90_supports(p, &why)) throw Error("backend is cuda-sm90 but " + why);
+    const bool supported = backward ? detail::cuda_sm90_backward_supports(p, &why)
+                                    : detail::cuda_sm90_supports(p, &why);
+    if (!supported) throw Error("backend is cuda-sm90 but " + why);
     return Backend::cuda_sm90;
   }
-  // The Hopper forward where it applies; the portable path for the rest and the backward.
-  if (requested == Backend::automatic && !backward && detail::cuda_sm90_supports(p, nullptr)) {
+  // The Hopper kernels where they apply (and, in the backward, where the grid is large enough for
+  // them); the portable path for the rest.
+  if (requested == Backend::automatic && (backward ? detail::cuda_sm90_backward_preferred(p)
+                                                   : detail::cuda_sm90_supports(p, nullptr))) {
     return Backend::cuda_sm90;
   }
   if (!detail::cuda_supports(p, backward, &why)) throw Error(why);
@@ -70,7 +69,7 @@ void run_forward(const Problem& p, Backend backend) {
 void run_backward(const Problem& p, Backend backend) {
   if (backend == Backend::cpu) return detail::cpu_backward(p);
 #ifdef FLASHVISION_HAVE_CUDA
-  return detail::cuda_backward(p);
+  return detail::cuda_backward(p, backend == Backend::cuda_sm90);
 #else
   no_cuda();
 #endif
@@ -90,9 +89,10 @@ void backward(const BackwardArgs& args) {
 
 std::size_t backward_workspace_size(const BackwardArgs& args) {
   const Problem p = detail::make_backward_problem(args);
-  if (choose_backend(p, args.backend, true) == Backend::cpu) return 0;
+  const Backend backend = choose_backend(p, args.backend, true);
+  if (backend == Backend::cpu) return 0;
 #ifdef FLASHVISION_HAVE_CUDA
-  return detail::cuda_backward_workspace_bytes(p);
+  return detail::cuda_backward_workspace_bytes(p, backend == Backend::cuda_sm90);
 #else
   no_cuda();
 #endif
@@ -100,6 +100,10 @@ std::size_t backward_workspace_size(const BackwardArgs& args) {
 
 Backend selected_backend(const ForwardArgs& args) {
   return choose_backend(detail::make_forward_problem(args), args.backend, false);
+}
+
+Backend selected_backend(const BackwardArgs& args) {
+  return choose_backend(detail::make_backward_problem(args), args.backend, true);
 }
 
 const char* to_string(Backend backend) noexcept {

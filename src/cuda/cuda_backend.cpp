@@ -21,6 +21,7 @@
 #include "cuda/sm80/tile_config.h"
 #include "flashvision/error.h"
 #ifdef FLASHVISION_HAVE_SM90
+#include "cuda/sm90/bwd_config.h"
 #include "cuda/sm90/dispatch.h"
 #include "cuda/sm90/params.h"
 #include "cuda/sm90/tensor_maps.h"
@@ -294,18 +295,33 @@ struct BackwardPlan {
   sm80::BwdParams params;
   DType dtype = DType::f32;
   int bucket = 0;
-  bool empty = false;              ///< no sequence or no head: nothing to compute
-  std::size_t dq_floats = 0;       ///< fp32 dQ accumulator
-  std::size_t dvec_floats = 0;     ///< rowsum(dO * O) per query row and head
-  std::size_t partial_floats = 0;  ///< all splits' partial dK (and as many for dV); 0 unsplit
+  bool empty = false;                ///< no sequence or no head: nothing to compute
+  bool sm90 = false;                 ///< the main kernel runs on the Hopper path
+  const Problem* problem = nullptr;  ///< what the plan is for (the Hopper path's tensor maps)
+  std::size_t dq_floats = 0;         ///< fp32 dQ accumulator
+  std::size_t dvec_floats = 0;       ///< rowsum(dO * O) per query row and head
+  std::size_t partial_floats = 0;    ///< all splits' partial dK (and as many for dV); 0 unsplit
 
   std::size_t workspace_bytes() const {  // dQ, the partials, then D and LSE * log2(e) per row
     return (dq_floats + 2 * dvec_floats + 2 * partial_floats) * sizeof(float);
   }
 };
 
-BackwardPlan plan_backward(const Problem& p) {
+/// Keys per CTA of the Hopper backward (0 in a build without it, which never plans one).
+int sm90_backward_block_n() {
+#ifdef FLASHVISION_HAVE_SM90
+  return sm90::kBwdBlockN;
+#else
+  return 0;
+#endif
+}
+
+/// The backward's plan; `sm90` runs the main kernel on the Hopper path, which needs no query
+/// split (its CTAs hold 128 keys as the sm80 tiles do, and it has no split kernel).
+BackwardPlan plan_backward(const Problem& p, bool sm90) {
   BackwardPlan plan;
+  plan.sm90 = sm90;
+  plan.problem = &p;
   plan.dtype = p.dtype;
   plan.bucket = sm80::head_dim_bucket(p.head_dim);
   sm80::BwdParams& params = plan.params;
@@ -321,8 +337,10 @@ BackwardPlan plan_backward(const Problem& p) {
   if (plan.empty) return plan;
   params.tile_variant = backward_tile_variant(plan.bucket, p.device_index);
   const sm80::BwdTile tile = sm80::bwd_tile(plan.bucket, params.tile_variant);
-  params.num_n_blocks = static_cast<int>(ceil_div(p.seqlen_k, tile.block_n));
-  params.num_splits = params.num_n_blocks > 0 ? backward_splits(p, params, tile.block_m) : 1;
+  params.num_n_blocks =
+      static_cast<int>(ceil_div(p.seqlen_k, sm90 ? sm90_backward_block_n() : tile.block_n));
+  params.num_splits =
+      params.num_n_blocks > 0 && !sm90 ? backward_splits(p, params, tile.block_m) : 1;
   plan.dq_floats = static_cast<std::size_t>(p.heads * params.accum_rows * p.head_dim);
   plan.dvec_floats = static_cast<std::size_t>(p.heads * params.accum_rows);
   if (params.num_splits > 1) {
@@ -331,6 +349,31 @@ BackwardPlan plan_backward(const Problem& p) {
   }
   return plan;
 }
+
+#ifdef FLASHVISION_HAVE_SM90
+sm90::OperandGeometry geometry(const Problem& p, const Operand& op, bool keys);
+
+/// The Hopper backward main kernel of a plan whose workspace pointers are set.
+void run_backward_main_sm90(const BackwardPlan& plan, void* stream) {
+  const Problem& p = *plan.problem;
+  sm90::BwdParams params;
+  params.base = plan.params;
+  const int swizzle = sm90::bwd_swizzle_bytes(plan.bucket);
+  params.tmap_q =
+      sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, sm90::kBwdBlockM, swizzle);
+  params.tmap_dout =
+      sm90::make_tensor_map(geometry(p, p.dout, false), swizzle / 2, sm90::kBwdBlockM, swizzle);
+  params.tmap_k =
+      sm90::make_tensor_map(geometry(p, p.k, true), swizzle / 2, sm90::kBwdBlockN, swizzle);
+  params.tmap_v =
+      sm90::make_tensor_map(geometry(p, p.v, true), swizzle / 2, sm90::kBwdBlockN, swizzle);
+  sm90::backward_main(plan.dtype, plan.bucket, params, stream);
+}
+#else
+void run_backward_main_sm90(const BackwardPlan&, void*) {
+  throw Error("this build has no Hopper kernels (FLASHVISION_CUDA_ARCHS without 90)");
+}
+#endif
 
 /// Queues the backward's kernels, with plan.workspace_bytes() of workspace at `workspace`.
 void run_backward(BackwardPlan& plan, float* workspace, void* stream) {
@@ -352,21 +395,27 @@ void run_backward(BackwardPlan& plan, float* workspace, void* stream) {
                "cudaMemsetAsync (dQ accumulator)");
     sm80::backward_preprocess(plan.dtype, params, stream);
   }
-  if (params.num_n_blocks > 0) sm80::backward_main(plan.dtype, plan.bucket, params, stream);
+  if (params.num_n_blocks > 0) {
+    if (plan.sm90) {
+      run_backward_main_sm90(plan, stream);
+    } else {
+      sm80::backward_main(plan.dtype, plan.bucket, params, stream);
+    }
+  }
   if (params.num_splits > 1) sm80::backward_reduce_dkdv(plan.dtype, params, stream);
   if (has_queries) sm80::backward_convert_dq(plan.dtype, params, stream);
 }
 
 }  // namespace
 
-std::size_t cuda_backward_workspace_bytes(const Problem& p) {
+std::size_t cuda_backward_workspace_bytes(const Problem& p, bool sm90) {
   DeviceGuard guard(p.device_index);
-  return plan_backward(p).workspace_bytes();
+  return plan_backward(p, sm90).workspace_bytes();
 }
 
-void cuda_backward(const Problem& p) {
+void cuda_backward(const Problem& p, bool sm90) {
   DeviceGuard guard(p.device_index);
-  BackwardPlan plan = plan_backward(p);
+  BackwardPlan plan = plan_backward(p, sm90);
   if (plan.empty) return;
   const std::size_t bytes = plan.workspace_bytes();
   if (bytes == 0 || p.workspace != nullptr) {
@@ -476,6 +525,51 @@ bool cuda_sm90_supports(const Problem& p, std::string* why) {
   return true;
 }
 
+bool cuda_sm90_backward_supports(const Problem& p, std::string* why) {
+  // The preprocess and dQ convert kernels around the main kernel are the sm80 path's.
+  if (!cuda_supports(p, true, why)) return false;
+  const int bucket = sm90::head_dim_bucket(p.head_dim);
+  if (!sm90::bwd_bucket_supported(bucket)) {
+    return fail(why, "the sm90 backward serves head dims 49..64 and 97..128, got head_dim " +
+                         std::to_string(p.head_dim));
+  }
+  if (!sm90::bwd_bucket_compiled(bucket)) {
+    return fail(why, "this build did not compile the sm90 backward of head-dim bucket " +
+                         std::to_string(bucket) + " (FLASHVISION_HEAD_DIMS)");
+  }
+  if (p.deterministic) return fail(why, "the sm90 backward has no deterministic mode");
+  const DeviceInfo info = device_info(p.device_index);
+  if (info.major != 9 || info.minor != 0) {
+    return fail(why, "the sm90 backward needs compute capability 9.0 (sm_90a), device " +
+                         std::to_string(p.device_index) + " has " + std::to_string(info.major) +
+                         "." + std::to_string(info.minor));
+  }
+  if (sm90::bwd_smem_bytes(bucket) > static_cast<std::size_t>(info.smem_optin)) {
+    return fail(why, "the sm90 backward needs more shared memory than the device allows");
+  }
+  for (const auto& [name, op, keys] : {std::tuple{"q", &p.q, false},
+                                       {"k", &p.k, true},
+                                       {"v", &p.v, true},
+                                       {"dout", &p.dout, false}}) {
+    if (const char* problem = sm90::tensor_map_problem(geometry(p, *op, keys))) {
+      return fail(why, std::string(name) + " has " + problem + ", which TMA cannot address");
+    }
+  }
+  const int64_t rows = p.varlen ? std::max(p.total_q, p.total_k) : std::max(p.seqlen_q, p.seqlen_k);
+  if (rows > INT32_MAX - 256) {
+    return fail(why, "the sm90 backward addresses rows with 32-bit TMA coordinates");
+  }
+  return true;
+}
+
+bool cuda_sm90_backward_preferred(const Problem& p) {
+  if (!cuda_sm90_backward_supports(p, nullptr)) return false;
+  // Grids of under two waves run faster on the sm80 backward, which splits their query blocks
+  // over more CTAs; the Hopper kernel has no split.
+  DeviceGuard guard(p.device_index);
+  return plan_backward(p, false).params.num_splits == 1;
+}
+
 void cuda_forward_sm90(const Problem& p) {
   DeviceGuard guard(p.device_index);
   const int bucket = sm90::head_dim_bucket(p.head_dim);
@@ -512,6 +606,12 @@ bool cuda_sm90_supports(const Problem&, std::string* why) {
 void cuda_forward_sm90(const Problem&) {
   throw Error("this build has no Hopper kernels (FLASHVISION_CUDA_ARCHS without 90)");
 }
+
+bool cuda_sm90_backward_supports(const Problem&, std::string* why) {
+  return fail(why, "this build has no Hopper kernels (FLASHVISION_CUDA_ARCHS without 90)");
+}
+
+bool cuda_sm90_backward_preferred(const Problem&) { return false; }
 
 #endif
 

@@ -171,7 +171,7 @@ void AttentionRun::forward() {
   flashvision::forward(args);
 }
 
-void AttentionRun::backward() {
+BackwardArgs AttentionRun::backward_args() {
   if (!case_.with_lse) throw std::logic_error("AttentionRun::backward needs a case with_lse");
   if (!dout_) {
     const int64_t q_rows = rows_q(case_), k_rows = rows_k(case_);
@@ -190,12 +190,26 @@ void AttentionRun::backward() {
   args.out = out_.view();
   args.lse = lse_.view();
   args.dout = dout_->view();
-  dq_->poison();
-  dk_->poison();
-  dv_->poison();
   args.dq = dq_->view();
   args.dk = dk_->view();
   args.dv = dv_->view();
+  if (target_.backward_fallback) {
+    try {
+      selected_backend(args);
+    } catch (const Error&) {
+      args.backend = *target_.backward_fallback;
+    }
+  }
+  return args;
+}
+
+Backend AttentionRun::selected_backward_backend() { return selected_backend(backward_args()); }
+
+void AttentionRun::backward() {
+  const BackwardArgs args = backward_args();
+  dq_->poison();
+  dk_->poison();
+  dv_->poison();
   flashvision::backward(args);
 }
 

@@ -66,6 +66,8 @@ class AttentionRun {
   void forward();
   /// Poisons dq, dk, dv, then calls flashvision::backward with forward()'s out and lse.
   void backward();
+  /// The backend backward() would run (the target's, or its fallback where that one refuses).
+  Backend selected_backward_backend();
 
   TensorRead read_out() { return out_.read(); }
   TensorRead read_lse() { return lse_.read(); }
@@ -75,6 +77,8 @@ class AttentionRun {
 
  private:
   AttentionOptions options(Backend backend) const;
+  /// backward()'s arguments (allocating dout and the gradients on first use).
+  BackwardArgs backward_args();
 
   Target target_;
   AttentionCase case_;

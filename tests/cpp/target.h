@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "flashvision/flashvision.h"
@@ -37,6 +38,9 @@ struct Target {
   int device_index = 0;            ///< GPU ordinal
   Backend backend = Backend::cpu;  ///< backend forced in forward calls
   Backend backward_backend = Backend::cpu;  ///< backend forced in backward calls
+  /// Backward calls the forced backend does not serve (the library says so when asked) run on
+  /// this one instead: the sm90 target's backward covers only some head dims and modes.
+  std::optional<Backend> backward_fallback;
   /// Allocates a buffer of at least `bytes` bytes on the device.
   std::function<std::unique_ptr<TargetBuffer>(std::size_t bytes)> allocate;
 };

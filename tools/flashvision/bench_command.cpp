@@ -70,6 +70,7 @@ RunSettings make_settings(const BenchOptions& options, const BenchDevice& device
       options.budget_s.value_or(options.quick ? kQuickBudgetSeconds : kDefaultBudgetSeconds);
   settings.seed = options.seed;
   settings.kernel = options.kernel;
+  settings.backward_kernel = options.backward_kernel;
   if (device.device() == Device::cpu) settings.threads = omp_get_max_threads();
   return settings;
 }

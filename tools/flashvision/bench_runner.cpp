@@ -267,8 +267,7 @@ class CaseRunner {
     bwd.v = fwd.v;
     bwd.out = fwd.out;
     bwd.lse = fwd.lse;
-    // The backward has no Hopper kernel: a forced sm90 forward pairs with the automatic backward.
-    if (bwd.backend == Backend::cuda_sm90) bwd.backend = Backend::automatic;
+    if (dev == Device::cuda) bwd.backend = settings_.backward_kernel;
     bwd.dout =
         contiguous_view(ops_.dout.data(), dt, {s.batch, s.seqlen_q, s.heads, s.head_dim}, dev, idx);
     bwd.dq =
@@ -278,6 +277,8 @@ class CaseRunner {
     bwd.dv =
         contiguous_view(ops_.dv.data(), dt, {s.batch, s.seqlen_k, s.heads, s.head_dim}, dev, idx);
     try {
+      // The forward's kernel, then the backward's: "sm90/sm80".
+      both.kernel = forward_record.kernel.value_or("") + "/" + kernel_name(selected_backend(bwd));
       time_into(both, [&] {
         forward(fwd);
         backward(bwd);

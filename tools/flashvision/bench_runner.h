@@ -24,6 +24,7 @@ struct RunSettings {
   uint64_t seed = 1;
   std::optional<int> threads;  ///< CPU threads (recorded, and passed to flashvision)
   Backend kernel = Backend::automatic;  ///< forward backend forced on cuda (--kernel)
+  Backend backward_kernel = Backend::automatic;  ///< backward backend forced on cuda
 };
 
 /// Position of a case in the run, for progress lines ("[3/12]").

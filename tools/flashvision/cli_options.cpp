@@ -98,11 +98,11 @@ DeviceChoice parse_device(const std::string& text) {
   throw UsageError("--device expects auto, cpu or cuda, got '" + text + "'");
 }
 
-Backend parse_kernel(const std::string& text) {
+Backend parse_kernel(const std::string& flag, const std::string& text) {
   if (text == "auto") return Backend::automatic;
   if (text == "sm80") return Backend::cuda_sm80;
   if (text == "sm90") return Backend::cuda_sm90;
-  throw UsageError("--kernel expects auto, sm80 or sm90, got '" + text + "'");
+  throw UsageError(flag + " expects auto, sm80 or sm90, got '" + text + "'");
 }
 
 }  // namespace
@@ -140,8 +140,9 @@ BenchOptions parse_bench_options(std::span<const std::string> args) {
       options.threads = static_cast<int>(cursor.integer("a positive integer", 1));
     } else if (flag == "--naive-cap-mb") {
       options.naive_cap_mb = cursor.positive_number("a positive number of MB");
-    } else if (flag == "--kernel") {
-      options.kernel = parse_kernel(cursor.value("auto, sm80 or sm90"));
+    } else if (flag == "--kernel" || flag == "--backward-kernel") {
+      const Backend kernel = parse_kernel(flag, cursor.value("auto, sm80 or sm90"));
+      (flag == "--kernel" ? options.kernel : options.backward_kernel) = kernel;
     } else if (flag == "--seed") {
       options.seed = static_cast<uint64_t>(cursor.integer("an integer >= 0", 0));
     } else if (flag == "--backward" || flag == "--causal" || flag == "--no-naive" ||
@@ -179,7 +180,9 @@ cases of shared/BENCH.md, and checks both against float64 reference rows.
   --budget S          stop repeating a measurement after S seconds
                       (default 2.5; 1 for the quick set)
   --kernel K          CUDA forward kernel: auto (default: sm90 on Hopper where it applies), sm80
-                      or sm90; the backward always runs on sm80
+                      or sm90
+  --backward-kernel K CUDA backward kernel: auto (default: sm90 on Hopper where it applies and
+                      the grid fills the GPU), sm80 or sm90
   --threads N         CPU threads for flashvision, naive and reference (default: all)
   --naive-cap-mb MB   skip the naive path when its S buffers would pass MB
                       (default 4096 on cpu, 32768 on cuda)

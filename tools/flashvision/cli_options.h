@@ -39,6 +39,8 @@ struct BenchOptions {
   std::optional<double> naive_cap_mb;  ///< largest naive S buffer to attempt
   bool naive = true;                   ///< false with --no-naive
   Backend kernel = Backend::automatic;  ///< --kernel: the forward kernel to force on cuda
+  /// --backward-kernel: the backward kernel to force on cuda
+  Backend backward_kernel = Backend::automatic;
   uint64_t seed = 1;                   ///< seed of the random inputs
   bool list = false;                   ///< --list: print the cases and exit
   bool help = false;                   ///< --help: print usage and exit

@@ -10,8 +10,11 @@ import argparse
 import pathlib
 import sys
 
-# N of S = Q K^T (the key-block widths of src/cuda/sm90/tile_config.h, long and short).
-SS_SHAPES = (32, 80, 96, 128, 160, 176, 208)
+# N of S = Q K^T (the key-block widths of src/cuda/sm90/tile_config.h, long and short) and of the
+# backward's S^T = K Q^T and dP^T = V dO^T (its query-block rows, bwd_config.h).
+SS_SHAPES = (32, 64, 80, 96, 128, 160, 176, 208)
+# N of the backward's dQ = dS K per consumer warpgroup (half of the head-dim buckets it serves).
+SS_MN_SHAPES = (32, 64)
 # N of O += P V (the head-dim buckets).
 RS_SHAPES = (32, 48, 64, 80, 96, 128, 160, 192, 256)
 DTYPES = (("__nv_bfloat16", "bf16"), ("__half", "f16"))
@@ -32,6 +35,12 @@ namespace flashvision::detail::sm90 {
 template <typename T, int N>
 __device__ void wgmma_ss(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, uint32_t accumulate);
 
+/// D (+)= A * B with A K-major and B MN-major (transposed) in shared memory (descriptors);
+/// `accumulate` 0 overwrites D.
+template <typename T, int N>
+__device__ void wgmma_ss_mn(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
+                            uint32_t accumulate);
+
 /// D (+)= A * B with A from registers (four packed pairs per thread) and B MN-major in shared
 /// memory (descriptor, transposed); `accumulate` 0 overwrites D.
 template <typename T, int N>
@@ -48,16 +57,16 @@ def outputs(count):
     return ", ".join(f'"+f"(d[{i}])' for i in range(count))
 
 
-def ss(ctype, ptx, n):
+def ss(ctype, ptx, n, name="wgmma_ss", transpose_b=0):
     regs = n // 2
     return f"""
 template <>
-__device__ __forceinline__ void wgmma_ss<{ctype}, {n}>(float (&d)[{regs}], uint64_t desc_a,
+__device__ __forceinline__ void {name}<{ctype}, {n}>(float (&d)[{regs}], uint64_t desc_a,
                                                         uint64_t desc_b, uint32_t accumulate) {{
   asm volatile(
       "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{regs + 2}, 0;\\n"
       "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx}.{ptx} {reg_list(regs)}, %{regs}, "
-      "%{regs + 1}, p, 1, 1, 0, 0;\\n}}\\n"
+      "%{regs + 1}, p, 1, 1, 0, {transpose_b};\\n}}\\n"
       : {outputs(regs)}
       : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }}
@@ -84,6 +93,7 @@ def render():
     parts = [HEADER]
     for ctype, ptx in DTYPES:
         parts += [ss(ctype, ptx, n) for n in SS_SHAPES]
+        parts += [ss(ctype, ptx, n, "wgmma_ss_mn", 1) for n in SS_MN_SHAPES]
         parts += [rs(ctype, ptx, n) for n in RS_SHAPES]
     parts.append("\n}  // namespace flashvision::detail::sm90\n")
     return "".join(parts)

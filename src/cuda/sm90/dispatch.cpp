@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compiled_buckets.h"
+#include "cuda/sm90/bwd_config.h"
 #include "cuda/sm90/launch.h"
 #include "cuda/sm90/tile_config.h"
 #include "flashvision/error.h"
@@ -51,7 +52,46 @@ void forward_in(sm80::HeadDimList<kDims...>, int bucket, int block_m, int block_
   if (!ran) throw Error("sm90: head-dim bucket " + std::to_string(bucket) + " is not compiled");
 }
 
+/// The backward of bucket kDim where the sm90 backward serves it; false where it does not.
+template <DType kDType, int kDim>
+bool backward_bucket(const BwdParams& params, void* stream) {
+  if constexpr (bwd_bucket_supported(kDim)) {
+    run_bwd<kDType, kDim>(params, stream);
+    return true;
+  }
+  return false;
+}
+
+template <DType kDType, int... kDims>
+void backward_in(sm80::HeadDimList<kDims...>, int bucket, const BwdParams& params, void* stream) {
+  const bool ran = ((bucket == kDims && backward_bucket<kDType, kDims>(params, stream)) || ...);
+  if (!ran) {
+    throw Error("sm90: the backward of head-dim bucket " + std::to_string(bucket) +
+                " is not compiled");
+  }
+}
+
+template <int... kDims>
+bool backward_compiled(sm80::HeadDimList<kDims...>, int bucket) {
+  return ((bucket == kDims && bwd_bucket_supported(kDims)) || ...);
+}
+
 }  // namespace
+
+bool bwd_bucket_compiled(int bucket) {
+  return backward_compiled(sm80::Sm90CompiledHeadDims{}, bucket);
+}
+
+void backward_main(DType dtype, int bucket, const BwdParams& params, void* stream) {
+  switch (dtype) {
+    case DType::f16:
+      return backward_in<DType::f16>(sm80::Sm90CompiledHeadDims{}, bucket, params, stream);
+    case DType::bf16:
+      return backward_in<DType::bf16>(sm80::Sm90CompiledHeadDims{}, bucket, params, stream);
+    default:
+      throw Error(std::string("sm90: the backward supports f16 and bf16, got ") + to_string(dtype));
+  }
+}
 
 bool bucket_compiled(int bucket) { return contains(sm80::Sm90CompiledHeadDims{}, bucket); }
 

@@ -1,4 +1,5 @@
-// Picks the compiled sm90 forward instantiation for a (dtype, head-dim bucket, tile).
+// Picks the compiled sm90 instantiation for a (dtype, head-dim bucket, forward tile) or a
+// (dtype, head-dim bucket) of the backward.
 #pragma once
 
 #include "cuda/sm90/params.h"
@@ -16,5 +17,12 @@ const char* compiled_buckets_text();
 /// maps of `params` must use as their box rows.
 void forward(DType dtype, int bucket, int block_m, int block_n, const FwdParams& params,
              void* stream);
+
+/// Whether this build compiled the sm90 backward of the bucket (bwd_config.h lists the buckets it
+/// serves; FLASHVISION_HEAD_DIMS those compiled).
+bool bwd_bucket_compiled(int bucket);
+/// The backward main kernel for a f16/bf16 problem in a bucket bwd_bucket_compiled accepts; the
+/// sm80 path's preprocess must have run and its dQ convert runs after.
+void backward_main(DType dtype, int bucket, const BwdParams& params, void* stream);
 
 }  // namespace flashvision::detail::sm90

@@ -38,8 +38,8 @@ struct FwdTraits {
   static constexpr int kEpiloguePanels = epilogue_panels(kHeadDim, kBlockM, kBlockN);
   static constexpr uint32_t kStagingBytes = kEpiloguePanels * kStagingPanelBytes;
   static_assert(kBlockM == 64 * kConsumers && kBlockN % 16 == 0);
-  // setmaxnreg: every warpgroup's registers together fit the SM's 64 K.
-  static_assert(128 * (kProducerRegisters + kConsumers * kConsumerRegisters) <= 64 * 1024);
+  static_assert(128 * (kProducerRegisters + kConsumers * kConsumerRegisters) <=
+                launch_registers(kThreads));
   static_assert(kHeadDim % kPanelCols == 0 && kHeadDimV % kPanelCols == 0);
   static_assert(fwd_tile_exists(kHeadDim, kRowsPerBlock, kKeysPerBlock),
                 "a tile the bucket does not have (tile_config.h)");

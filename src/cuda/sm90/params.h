@@ -24,4 +24,15 @@ struct FwdParams {
   CUtensorMap tmap_v;
 };
 
+/// Backward main-kernel parameters: the sm80 backward's (shapes, operands, workspaces, which the
+/// preprocess and dQ convert kernels of the sm80 path also use) plus TMA descriptors. Q and dO
+/// boxes are kBwdBlockM rows, K and V boxes kBwdBlockN rows, all one swizzle panel wide.
+struct BwdParams {
+  sm80::BwdParams base;
+  CUtensorMap tmap_q;
+  CUtensorMap tmap_k;
+  CUtensorMap tmap_v;
+  CUtensorMap tmap_dout;
+};
+
 }  // namespace flashvision::detail::sm90

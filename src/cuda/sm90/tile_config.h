@@ -155,6 +155,12 @@ constexpr int fwd_block_m(int bucket, int block_n, long long seqlen_q, long long
 /// Threads of a block: the consumer warpgroups (64 query rows each) and one producer warpgroup.
 constexpr int fwd_threads(const FwdTile& t) { return (t.consumers() + 1) * 128; }
 
+/// Registers a CTA of `threads` threads holds when it is launched alone on an SM: the per-thread
+/// share of the SM's 64 K, rounded down to the allocation unit of 8. setmaxnreg only moves
+/// registers between the CTA's warpgroups (an increase waits until others have been freed), so
+/// the warpgroups' budgets must add up to at most this, or the consumers wait forever.
+constexpr int launch_registers(int threads) { return 65536 / threads / 8 * 8 * threads; }
+
 /// Registers (setmaxnreg) of a producer and of a consumer thread: the producer gives up all but
 /// what issuing copies needs, and the consumers share the rest of the SM's 64 K registers.
 inline constexpr int kProducerRegisters = 24;

@@ -64,7 +64,8 @@ TEST_P(GpuFeatures, MultiQueryAttention) {
 }
 
 TEST_P(GpuFeatures, Varlen) {
-  for (const int64_t dim : {40, 64, 128}) check_backward(target(), varlen(dtype(), 2, 2, false, dim));
+  for (const int64_t dim : {40, 64, 128})
+    check_backward(target(), varlen(dtype(), 2, 2, false, dim));
 }
 
 TEST_P(GpuFeatures, VarlenCausalGqa) {
@@ -89,8 +90,8 @@ TEST_P(GpuFeatures, VarlenQueriesWithoutKeys) {
 }
 
 TEST_P(GpuFeatures, CausalAlignment) {
-  for (const auto& [nq, nk] : {std::pair<int64_t, int64_t>{50, 130}, {111, 111}, {130, 50},
-                               {300, 1}, {1, 300}}) {
+  for (const auto& [nq, nk] :
+       {std::pair<int64_t, int64_t>{50, 130}, {111, 111}, {130, 50}, {300, 1}, {1, 300}}) {
     AttentionCase c = dense(dtype(), nq, nk, 64);
     c.causal = true;
     check_backward(target(), c);
@@ -266,19 +267,30 @@ TEST_F(GpuSm90Dispatch, ForcedSm90RejectsFloat32) {
   }
 }
 
-TEST_F(GpuSm90Dispatch, ForcedSm90BackwardIsRejected) {
-  AttentionCase c = dense(DType::bf16, 8, 8, 64);
+/// The message of the backward of `c` forced onto sm90 (no fallback), or "" when it ran.
+std::string forced_sm90_backward_error(const AttentionCase& c) {
   Target target = cuda_target(CudaKernel::sm90);
-  target.backward_backend = Backend::cuda_sm90;
+  target.backward_fallback.reset();
   std::mt19937_64 rng(test_seed());
   AttentionRun run(target, c, draw_inputs(c, rng));
   run.forward();
   try {
     run.backward();
-    ADD_FAILURE() << "backward forced onto sm90 did not throw";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("no backward kernel"), std::string::npos) << e.what();
+    return e.what();
   }
+  return {};
+}
+
+TEST_F(GpuSm90Dispatch, ForcedSm90BackwardRejectsWhatItDoesNotServe) {
+  EXPECT_NE(forced_sm90_backward_error(dense(DType::bf16, 8, 8, 80))
+                .find("backend is cuda-sm90 but the sm90 backward serves head dims 49..64 and "
+                      "97..128, got head_dim 80"),
+            std::string::npos);
+  AttentionCase deterministic = dense(DType::bf16, 8, 8, 64);
+  deterministic.deterministic = true;
+  EXPECT_NE(forced_sm90_backward_error(deterministic).find("no deterministic mode"),
+            std::string::npos);
 }
 
 /// Small, fast cases for compute-sanitizer: every kernel, masks, varlen and GQA.

@@ -1,0 +1,439 @@
+// sm90 backward main kernel: one CTA per (key block of 128 keys, kv head, sequence) walks the
+// query blocks of every query head of its GQA group, as the sm80 backward does, with the GEMMs on
+// wgmma. A producer warpgroup streams Q and dO blocks with TMA (one thread) into a two-slot ring;
+// two consumer warpgroups own 64 keys each and load the blocks' LSE and D rows themselves, one step
+// ahead (one value per thread, staged through a buffer of their own). Per query block a consumer
+// computes S^T = K Q^T and dP^T = V dO^T (both operands in shared memory), P^T and dS^T = P^T (dP^T
+// - D) in registers, dV += P^T dO and dK += dS^T Q with the probabilities as register A operands,
+// stores dS^T transposed (stmatrix) so that dQ = dS K can read it as a K-major A operand, and adds
+// its half of the dQ columns into the fp32 workspace with atomics. The preprocess (D, LSE in log2
+// units) and dQ convert kernels are the sm80 path's.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "cuda/common/cuda_check.h"
+#include "cuda/common/dtype_map.cuh"
+#include "cuda/common/ptx.cuh"
+#include "cuda/common/tile_io.cuh"
+#include "cuda/common/warp_gemm.cuh"
+#include "cuda/sm80/bwd_kernel.cuh"
+#include "cuda/sm90/bwd_config.h"
+#include "cuda/sm90/params.h"
+#include "cuda/sm90/ptx_sm90.cuh"
+#include "cuda/sm90/tile_config.h"
+#include "cuda/sm90/wgmma_ops.cuh"
+#include "flashvision/tensor.h"
+
+namespace flashvision::detail::sm90 {
+
+/// Compile-time geometry of the backward for one head-dim bucket.
+template <int kHeadDim>
+struct BwdTraits {
+  static constexpr int kSwizzle = bwd_swizzle_bytes(kHeadDim);
+  static constexpr uint32_t kSwizzleMode = kSwizzle == 128 ? 1 : (kSwizzle == 64 ? 2 : 3);
+  static constexpr int kPanelCols = kSwizzle / 2;
+  static constexpr int kPanels = kHeadDim / kPanelCols;
+  static constexpr BwdSmemOffsets kOffsets = bwd_smem_offsets(kHeadDim);
+  static constexpr uint32_t kKvBytes = kBwdBlockN * kHeadDim * 2;
+  static constexpr uint32_t kQBytes = kBwdBlockM * kHeadDim * 2;
+  static_assert(bwd_bucket_supported(kHeadDim), "a bucket the sm90 backward does not serve");
+  static_assert(kPanels == kBwdConsumers, "each consumer's dQ columns are one panel of K");
+  static_assert(kBwdBlockN == 64 * kBwdConsumers, "64 keys per consumer warpgroup");
+  // The consumers' raise draws on the registers the CTA was launched with (tile_config.h).
+  static_assert(128 * (kBwdProducerRegisters + kBwdConsumers * kBwdConsumerRegisters) <=
+                launch_registers(kBwdThreads));
+  // Every panel starts 1024-byte aligned, where TMA's and wgmma's swizzle patterns agree.
+  static_assert(kBwdBlockM * kSwizzle % 1024 == 0 && kBwdBlockN * kSwizzle % 1024 == 0);
+};
+
+/// Addresses of the backward's shared-memory regions (shared window for TMA, wgmma and barriers;
+/// generic pointers for the LSE and D rows).
+template <int kHeadDim>
+struct BwdSmem {
+  using Tr = BwdTraits<kHeadDim>;
+  uint32_t base;
+  unsigned char* generic;  ///< the same byte as `base`
+
+  __device__ uint32_t k() const { return base + Tr::kOffsets.k; }
+  __device__ uint32_t v() const { return base + Tr::kOffsets.v; }
+  __device__ uint32_t q(int stage) const { return base + Tr::kOffsets.q + stage * Tr::kQBytes; }
+  __device__ uint32_t dout(int stage) const {
+    return base + Tr::kOffsets.dout + stage * Tr::kQBytes;
+  }
+  __device__ uint32_t ds(int buffer) const {
+    return base + Tr::kOffsets.ds + buffer * static_cast<uint32_t>(kBwdDsBytes);
+  }
+  /// Consumer `consumer`'s buffer `buffer` of row values: kBwdBlockM LSE values, then as many D.
+  __device__ float* rows(int consumer, int buffer) const {
+    return reinterpret_cast<float*>(generic + Tr::kOffsets.rows) +
+           (consumer * 2 + buffer) * kBwdRowBufferFloats;
+  }
+  __device__ uint32_t kv_full() const { return base + Tr::kOffsets.barriers; }
+  __device__ uint32_t q_full(int stage) const { return kv_full() + 8 * (1 + stage); }
+  __device__ uint32_t q_empty(int stage) const { return kv_full() + 8 * (1 + kBwdStages + stage); }
+};
+
+/// The key block of a CTA and the query blocks it walks.
+struct KeyBlockWork {
+  int n0, head_kv, seq;
+  SeqRange rows;
+  int m_first;  ///< first query block that sees a key of the block (causal), else 0
+  int m_count;  ///< query blocks per query head of the group
+  int steps;    ///< m_count x group
+
+  __device__ int head(int step, int group) const { return head_kv * group + step / m_count; }
+  __device__ int m0(int step) const { return (m_first + step % m_count) * kBwdBlockM; }
+};
+
+__device__ __forceinline__ KeyBlockWork locate_key_block(const sm80::BwdParams& p, int tile) {
+  const sm80::ShapeParams& s = p.shape;
+  KeyBlockWork w;
+  const int bh = tile / p.num_n_blocks;
+  w.n0 = (tile % p.num_n_blocks) * kBwdBlockN;
+  w.head_kv = bh % s.heads_kv;
+  w.seq = bh / s.heads_kv;
+  w.rows = seq_range(s, w.seq);
+  // Query rows that see key n0 under the (bottom-right) causal mask start at n0 - (Nk - Nq).
+  const int first_row = s.causal ? max(0, w.n0 - (w.rows.k_len - w.rows.q_len)) : 0;
+  w.m_first = first_row / kBwdBlockM;
+  w.m_count = max(0, (w.rows.q_len + kBwdBlockM - 1) / kBwdBlockM - w.m_first);
+  w.steps = w.m_count * s.group;
+  return w;
+}
+
+/// TMA loads of one kRows-row tile, one box per column panel, all completing on `bar`.
+template <int kHeadDim, int kRows>
+__device__ __forceinline__ void load_panels(uint32_t dst, const CUtensorMap* map, int64_t row,
+                                            int head, int seq_coord, uint32_t bar) {
+  using Tr = BwdTraits<kHeadDim>;
+#pragma unroll
+  for (int panel = 0; panel < Tr::kPanels; ++panel) {
+    tma_load_4d(dst + panel * kRows * Tr::kSwizzle, map, panel * Tr::kPanelCols,
+                static_cast<int>(row), head, seq_coord, bar);
+  }
+}
+
+/// The producer's TMA thread: K and V once, then Q and dO of every step into the ring.
+template <int kHeadDim>
+__device__ __forceinline__ void produce_tiles(const BwdParams& p, const BwdSmem<kHeadDim>& sm,
+                                              const KeyBlockWork& w) {
+  using Tr = BwdTraits<kHeadDim>;
+  const sm80::ShapeParams& s = p.base.shape;
+  const int seq_coord = s.cu_seqlens_q == nullptr ? w.seq : 0;
+  mbarrier_arrive_expect_tx(sm.kv_full(), 2 * Tr::kKvBytes);
+  load_panels<kHeadDim, kBwdBlockN>(sm.k(), &p.tmap_k, w.rows.k_begin + w.n0, w.head_kv, seq_coord,
+                                    sm.kv_full());
+  load_panels<kHeadDim, kBwdBlockN>(sm.v(), &p.tmap_v, w.rows.k_begin + w.n0, w.head_kv, seq_coord,
+                                    sm.kv_full());
+  for (int step = 0; step < w.steps; ++step) {
+    const int stage = step % kBwdStages;
+    mbarrier_wait(sm.q_empty(stage), ((step / kBwdStages) & 1) ^ 1);
+    mbarrier_arrive_expect_tx(sm.q_full(stage), 2 * Tr::kQBytes);
+    const int64_t row = w.rows.q_begin + w.m0(step);
+    const int head = w.head(step, s.group);
+    load_panels<kHeadDim, kBwdBlockM>(sm.q(stage), &p.tmap_q, row, head, seq_coord,
+                                      sm.q_full(stage));
+    load_panels<kHeadDim, kBwdBlockM>(sm.dout(stage), &p.tmap_dout, row, head, seq_coord,
+                                      sm.q_full(stage));
+  }
+}
+
+/// S^T (or dP^T) = A B^T for one consumer's 64 keys: A = its rows of K (or V), B = the Q (or dO)
+/// block, both K-major, one wgmma per 16 columns of D.
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void gemm_keys_by_queries(float (&acc)[kBwdBlockM / 2], uint32_t a_rows,
+                                                     uint32_t b_tile) {
+  using Tr = BwdTraits<kHeadDim>;
+  constexpr uint32_t kGroupBytes = 8 * Tr::kSwizzle;
+#pragma unroll
+  for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+    const int col = kk * 16;
+    const uint32_t within = (col % Tr::kPanelCols) * 2;
+    const uint32_t panel = col / Tr::kPanelCols;
+    const uint64_t desc_a = smem_descriptor(a_rows + panel * kBwdBlockN * Tr::kSwizzle + within, 16,
+                                            kGroupBytes, Tr::kSwizzleMode);
+    const uint64_t desc_b = smem_descriptor(b_tile + panel * kBwdBlockM * Tr::kSwizzle + within, 16,
+                                            kGroupBytes, Tr::kSwizzleMode);
+    wgmma_ss<T, kBwdBlockM>(acc, desc_a, desc_b, kk > 0 ? 1u : 0u);
+  }
+}
+
+/// acc += A B with A = P^T or dS^T from registers (k16 slices over the block's queries) and B the
+/// dO or Q block, MN-major: its leading byte offset steps between column panels, its stride byte
+/// offset between 8-row groups.
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void gemm_keys_by_dims(float (&acc)[kHeadDim / 2],
+                                                  const uint32_t (&frag)[kBwdBlockM / 16][4],
+                                                  uint32_t b_tile) {
+  using Tr = BwdTraits<kHeadDim>;
+#pragma unroll
+  for (int j = 0; j < kBwdBlockM / 16; ++j) {
+    const uint64_t desc_b =
+        smem_descriptor(b_tile + j * 16 * Tr::kSwizzle, kBwdBlockM * Tr::kSwizzle, 8 * Tr::kSwizzle,
+                        Tr::kSwizzleMode);
+    wgmma_rs_mn<T, kHeadDim>(acc, frag[j], desc_b, 1u);
+  }
+}
+
+/// A consumer's half of dQ = dS K: A = the dS tile of both consumers ([query][key], 128-byte
+/// swizzled panels of 64 keys), B = this consumer's panel of K (MN-major, kHeadDim / 2 columns).
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void gemm_dq(float (&acc)[kHeadDim / 4], uint32_t ds_tile,
+                                        uint32_t k_panel) {
+  using Tr = BwdTraits<kHeadDim>;
+#pragma unroll
+  for (int kk = 0; kk < kBwdBlockN / 16; ++kk) {
+    const int key = kk * 16;
+    const uint64_t desc_a =
+        smem_descriptor(ds_tile + (key / 64) * kBwdBlockM * 128 + (key % 64) * 2, 16, 8 * 128, 1);
+    const uint64_t desc_b =
+        smem_descriptor(k_panel + kk * 16 * Tr::kSwizzle, kBwdBlockN * Tr::kSwizzle,
+                        8 * Tr::kSwizzle, Tr::kSwizzleMode);
+    wgmma_ss_mn<T, kHeadDim / 2>(acc, desc_a, desc_b, kk > 0 ? 1u : 0u);
+  }
+}
+
+/// A consumer warpgroup: its 64 keys against every query block of the CTA.
+template <typename T, int kHeadDim>
+struct BwdConsumer {
+  using Tr = BwdTraits<kHeadDim>;
+  static constexpr int kQTiles = kBwdBlockM / 8;
+
+  const BwdParams& p;
+  const BwdSmem<kHeadDim>& sm;
+  const KeyBlockWork& w;
+  int consumer, warp, lane;
+
+  float acc_dk[1][kHeadDim / 8][4];
+  float acc_dv[1][kHeadDim / 8][4];
+  /// This thread's row value of the next step: threads 0-63 of the warpgroup hold an LSE (log2
+  /// units), 64-127 a D, of row (thread % 64) of the step's query block; 0 past the sequence
+  /// (whose queries are masked).
+  float next_row_value = 0.0f;
+
+  __device__ float load_row_value(int index) const {
+    const sm80::BwdParams& b = p.base;
+    const int t = warp * 32 + lane;
+    const int row = w.m0(index) + t % kBwdBlockM;
+    if (row >= w.rows.q_len) return 0.0f;
+    const float* values = t < kBwdBlockM ? b.lse_log2 : b.dvec;
+    return values[w.head(index, b.shape.group) * b.accum_rows + w.rows.q_ws_row + row];
+  }
+
+  /// Step `index`'s LSE and D rows, visible to the whole warpgroup; the next step's are loaded
+  /// here so that their latency hides behind this step. Two buffers: a thread writes one only
+  /// after every thread passed the barrier of the step that last read it.
+  __device__ const float* stage_row_values(int index) {
+    float* rows = sm.rows(consumer, index & 1);
+    rows[warp * 32 + lane] = next_row_value;
+    if (index + 1 < w.steps) next_row_value = load_row_value(index + 1);
+    named_barrier_sync(2 + consumer, 128);
+    return rows;
+  }
+
+  template <int kCount>
+  __device__ static float (&flat(float (&acc)[1][kCount][4]))[kCount * 4] {
+    return reinterpret_cast<float(&)[kCount * 4]>(acc);
+  }
+
+  /// Keys this thread's accumulator rows hold (within the sequence), for half 0 and 1.
+  __device__ int key(int half) const {
+    return w.n0 + consumer * 64 + warp * 16 + lane / 4 + half * 8;
+  }
+
+  /// S^T becomes P^T = exp2(S^T scale log2(e) - LSE); keys past the sequence or the causal limit
+  /// and queries past the sequence get 0 (and so dS^T = 0 there too).
+  __device__ void probabilities(float (&s)[1][kQTiles][4], const float* rows, int m0) const {
+    const sm80::ShapeParams& sh = p.base.shape;
+    const SeqRange& r = w.rows;
+    const bool needs_mask = w.n0 + kBwdBlockN > r.k_len || m0 + kBwdBlockM > r.q_len ||
+                            (sh.causal && w.n0 + kBwdBlockN - 1 > m0 + r.k_len - r.q_len);
+    const float* lse = rows;
+#pragma unroll
+    for (int j = 0; j < kQTiles; ++j) {
+      const int col = j * 8 + 2 * (lane % 4);
+      const float2 lse2 = *reinterpret_cast<const float2*>(lse + col);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int half = i / 2, e = i % 2;
+        float pr = ptx::exp2_approx(fmaf(s[0][j][i], sh.scale_log2, e ? -lse2.y : -lse2.x));
+        if (needs_mask) {
+          const int query = m0 + col + e;
+          const int limit = sh.causal ? min(query + 1 + r.k_len - r.q_len, r.k_len) : r.k_len;
+          if (key(half) >= limit || query >= r.q_len) pr = 0.0f;
+        }
+        s[0][j][i] = pr;
+      }
+    }
+  }
+
+  /// dP^T becomes dS^T = P^T (dP^T - D).
+  __device__ void ds_from_dp(const float (&s)[1][kQTiles][4], float (&dp)[1][kQTiles][4],
+                             const float* rows) const {
+    const float* dvec = rows + kBwdBlockM;
+#pragma unroll
+    for (int j = 0; j < kQTiles; ++j) {
+      const float2 d2 = *reinterpret_cast<const float2*>(dvec + j * 8 + 2 * (lane % 4));
+#pragma unroll
+      for (int i = 0; i < 4; ++i) dp[0][j][i] = s[0][j][i] * (dp[0][j][i] - (i % 2 ? d2.y : d2.x));
+    }
+  }
+
+  /// dS^T (A fragments) into dS buffer `ds_tile` as [query][key]: stmatrix transposes each 8x8
+  /// matrix; rows of 128 bytes hold this consumer's 64 keys, 16-byte chunks XOR-swizzled by row.
+  __device__ void store_ds(const uint32_t (&frag)[kBwdBlockM / 16][4], uint32_t ds_tile) const {
+    const int matrix = lane / 8;
+    const uint32_t panel = ds_tile + consumer * kBwdBlockM * 128;
+    const int chunk = 2 * warp + matrix % 2;
+#pragma unroll
+    for (int j = 0; j < kBwdBlockM / 16; ++j) {
+      const int query = j * 16 + 8 * (matrix / 2) + lane % 8;
+      stmatrix_x4_trans(panel + query * 128 + ((chunk ^ (query % 8)) * 16), frag[j][0], frag[j][1],
+                        frag[j][2], frag[j][3]);
+    }
+  }
+
+  /// Adds this consumer's dQ columns of the block's valid rows into the fp32 workspace.
+  __device__ void add_dq(const float (&acc)[1][kHeadDim / 16][4], int head, int m0) const {
+    const sm80::BwdParams& b = p.base;
+    const int head_dim = b.shape.head_dim;
+    const int col0 = consumer * (kHeadDim / 2);
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = warp * 16 + lane / 4 + half * 8;
+      if (m0 + row >= w.rows.q_len) continue;
+      float* dst =
+          b.dq_accum + (head * b.accum_rows + w.rows.q_ws_row + m0 + row) * head_dim + col0;
+#pragma unroll
+      for (int n = 0; n < kHeadDim / 16; ++n) {
+        const int col = n * 8 + 2 * (lane % 4);
+        if (col0 + col < head_dim) {
+          atomicAdd(reinterpret_cast<float2*>(dst + col),
+                    make_float2(acc[0][n][2 * half], acc[0][n][2 * half + 1]));
+        }
+      }
+    }
+  }
+
+  __device__ void step(int index) {
+    const int stage = index % kBwdStages;
+    const int m0 = w.m0(index);
+    const int head = w.head(index, p.base.shape.group);
+    const float* rows = stage_row_values(index);
+    mbarrier_wait(sm.q_full(stage), (index / kBwdStages) & 1);
+
+    float acc_s[1][kQTiles][4], acc_dp[1][kQTiles][4];
+    wgmma_fence();
+    gemm_keys_by_queries<T, kHeadDim>(flat(acc_s), sm.k() + consumer * 64 * Tr::kSwizzle,
+                                      sm.q(stage));
+    wgmma_commit();
+    gemm_keys_by_queries<T, kHeadDim>(flat(acc_dp), sm.v() + consumer * 64 * Tr::kSwizzle,
+                                      sm.dout(stage));
+    wgmma_commit();
+    wgmma_wait<1>();
+    fence_registers(flat(acc_s));
+    probabilities(acc_s, rows, m0);
+    wgmma_wait<0>();
+    fence_registers(flat(acc_dp));
+    ds_from_dp(acc_s, acc_dp, rows);
+
+    uint32_t p_frag[1][kBwdBlockM / 16][4], ds_frag[1][kBwdBlockM / 16][4];
+    acc_to_a_frags<T>(p_frag, acc_s);
+    acc_to_a_frags<T>(ds_frag, acc_dp);
+    const uint32_t ds_tile = sm.ds(index & 1);
+    store_ds(ds_frag[0], ds_tile);
+    fence_proxy_async_shared();
+    named_barrier_sync(1, kBwdConsumers * 128);  // both consumers' dS are in
+
+    float acc_dq[1][kHeadDim / 16][4];
+    fence_registers(flat(acc_dv));
+    fence_registers(flat(acc_dk));
+    wgmma_fence();
+    gemm_keys_by_dims<T, kHeadDim>(flat(acc_dv), p_frag[0], sm.dout(stage));
+    gemm_keys_by_dims<T, kHeadDim>(flat(acc_dk), ds_frag[0], sm.q(stage));
+    wgmma_commit();
+    gemm_dq<T, kHeadDim>(flat(acc_dq), ds_tile, sm.k() + consumer * kBwdBlockN * Tr::kSwizzle);
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_registers(flat(acc_dv));
+    fence_registers(flat(acc_dk));
+    fence_registers(flat(acc_dq));
+    if (lane == 0) mbarrier_arrive(sm.q_empty(stage));
+    add_dq(acc_dq, head, m0);
+  }
+
+  __device__ void run() {
+    clear(acc_dk);
+    clear(acc_dv);
+    if (w.steps > 0) {
+      next_row_value = load_row_value(0);
+      mbarrier_wait(sm.kv_full(), 0);
+      for (int index = 0; index < w.steps; ++index) step(index);
+    }
+    const sm80::BwdParams& b = p.base;
+    const int keys_valid = min(kBwdBlockN, w.rows.k_len - w.n0);
+    const int key0 = consumer * 64 + warp * 16;
+    sm80::store_kv_grad<T, 1, kHeadDim / 8>(b.dk, acc_dk, b.shape.scale, w.seq,
+                                            w.rows.k_begin + w.n0, w.head_kv, key0, 0, keys_valid,
+                                            b.shape.head_dim, lane);
+    sm80::store_kv_grad<T, 1, kHeadDim / 8>(b.dv, acc_dv, 1.0f, w.seq, w.rows.k_begin + w.n0,
+                                            w.head_kv, key0, 0, keys_valid, b.shape.head_dim, lane);
+  }
+};
+
+template <typename T, int kHeadDim>
+__global__ void __launch_bounds__(kBwdThreads, 1) bwd_kernel(const __grid_constant__ BwdParams p) {
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t raw = ptx::smem_addr(smem_raw);
+  const uint32_t base = (raw + 1023u) & ~1023u;
+  const BwdSmem<kHeadDim> sm{base, smem_raw + (base - raw)};
+  const KeyBlockWork w = locate_key_block(p.base, static_cast<int>(blockIdx.x));
+  // Key blocks past a (varlen) sequence's end own no dK, dV rows.
+  if (w.n0 >= w.rows.k_len) return;
+  if (threadIdx.x == 0) {
+    mbarrier_init(sm.kv_full(), 1);
+    for (int stage = 0; stage < kBwdStages; ++stage) {
+      mbarrier_init(sm.q_full(stage), 1);
+      mbarrier_init(sm.q_empty(stage), kBwdConsumers * 4);
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+  const int warpgroup = static_cast<int>(threadIdx.x) / 128;
+  if (warpgroup == 0) {
+    set_max_registers<kBwdProducerRegisters, false>();
+    if (threadIdx.x == 0 && w.steps > 0) {
+      prefetch_tensor_map(&p.tmap_q);
+      prefetch_tensor_map(&p.tmap_k);
+      prefetch_tensor_map(&p.tmap_v);
+      prefetch_tensor_map(&p.tmap_dout);
+      produce_tiles<kHeadDim>(p, sm, w);
+    }
+  } else {
+    set_max_registers<kBwdConsumerRegisters, true>();
+    BwdConsumer<T, kHeadDim> c{p,
+                               sm,
+                               w,
+                               warpgroup - 1,
+                               (static_cast<int>(threadIdx.x) / 32) % 4,
+                               static_cast<int>(threadIdx.x) % 32};
+    c.run();
+  }
+}
+
+template <DType kDType, int kHeadDim>
+void run_bwd(const BwdParams& params, void* stream) {
+  using T = typename CudaElement<kDType>::type;
+  constexpr int kSmem = static_cast<int>(bwd_smem_bytes(kHeadDim));
+  auto* kernel = &bwd_kernel<T, kHeadDim>;
+  cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
+             "cudaFuncSetAttribute (sm90 backward)");
+  const long long blocks = static_cast<long long>(params.base.num_n_blocks) *
+                           params.base.shape.batch * params.base.shape.heads_kv;
+  kernel<<<static_cast<unsigned>(blocks), kBwdThreads, kSmem, static_cast<cudaStream_t>(stream)>>>(
+      params);
+  cuda_check(cudaGetLastError(), "the sm90 backward kernel launch");
+}
+
+}  // namespace flashvision::detail::sm90
