@@ -91,6 +91,14 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
+/// threadIdx.x read by a volatile move: values computed from it where it is called are not
+/// hoisted out of an enclosing loop by ptxas (which at the register limit then spills them).
+__device__ __forceinline__ int thread_index_here() {
+  unsigned tid;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+  return static_cast<int>(tid);
+}
+
 /// 2^x with the hardware approximation (ex2.approx; -inf gives 0).
 __device__ __forceinline__ float exp2_approx(float x) {
   float y;

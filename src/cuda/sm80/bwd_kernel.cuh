@@ -114,6 +114,41 @@ __device__ __forceinline__ void load_query_block(const BwdParams& p,
   }
 }
 
+/// Writes P^T = exp2(S^T scale_log2 - LSE) and dS^T = P^T (dP^T - D) of a warp's tiles to shared
+/// memory. kMasked: keys at or past key_end, or (causal) past diag + query, get P = 0. Only blocks
+/// that cross the sequence end or the diagonal take the masked copy, so the others issue none of
+/// its per-element index arithmetic (predicated off, it still cost an issue slot per instruction
+/// and its dependent integer chains stalled the two warps a scheduler has).
+template <typename T, int kMT, int kNT, int kLdM, bool kMasked>
+__device__ __forceinline__ void write_probabilities_and_ds(
+    const float (&s)[kMT][kNT][4], const float (&dp)[kMT][kNT][4], const float2 (&lse_log2)[kNT],
+    const float2 (&dvec)[kNT], float scale_log2, T* pt, T* dst, int key0, int query0, int key_end,
+    bool causal, int diag, int lane) {
+#pragma unroll
+  for (int m = 0; m < kMT; ++m) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int key = key0 + m * 16 + lane / 4 + half * 8;
+#pragma unroll
+      for (int n = 0; n < kNT; ++n) {
+        const int query = query0 + n * 8 + 2 * (lane % 4);
+        float prob[2] = {ptx::exp2_approx(fmaf(s[m][n][2 * half], scale_log2, -lse_log2[n].x)),
+                         ptx::exp2_approx(fmaf(s[m][n][2 * half + 1], scale_log2, -lse_log2[n].y))};
+        if constexpr (kMasked) {
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            if (key >= key_end || (causal && key >= diag + query + e)) prob[e] = 0.0f;
+          }
+        }
+        const float ds0 = prob[0] * (dp[m][n][2 * half] - dvec[n].x);
+        const float ds1 = prob[1] * (dp[m][n][2 * half + 1] - dvec[n].y);
+        *reinterpret_cast<uint32_t*>(pt + key * kLdM + query) = ptx::pack2<T>(prob[0], prob[1]);
+        *reinterpret_cast<uint32_t*>(dst + key * kLdM + query) = ptx::pack2<T>(ds0, ds1);
+      }
+    }
+  }
+}
+
 /// P^T and dS^T of one query block into shared memory (warps split keys x queries).
 template <typename T, int kHeadDim, int kVariant>
 __device__ __forceinline__ void probabilities_and_ds(const BwdParams& p,
@@ -133,33 +168,69 @@ __device__ __forceinline__ void probabilities_and_ds(const BwdParams& p,
   warp_gemm_ss<T, kMT, kNT, kHeadDim, false, false>(
       dp, ptx::smem_addr(sm.v + key0 * Tr::kLd), Tr::kLd,
       ptx::smem_addr(sm.dout + query0 * Tr::kLd), Tr::kLd, lane);
+  // The lane's LSE and D pairs once, before the stores below: read inside the store loop they
+  // were reloaded after every store (ptxas cannot tell that P^T and dS^T do not alias them).
+  float2 lse_log2[kNT], dvec[kNT];
+#pragma unroll
+  for (int n = 0; n < kNT; ++n) {
+    const int query = query0 + n * 8 + 2 * (lane % 4);
+    lse_log2[n] = *reinterpret_cast<const float2*>(sm.lse_log2 + query);
+    dvec[n] = *reinterpret_cast<const float2*>(sm.dvec + query);
+  }
   const ShapeParams& sh = p.shape;
-  const bool needs_mask = n0 + Tr::kBlockN > r.k_len ||
-                          (sh.causal && n0 + Tr::kBlockN - 1 > m0 + r.k_len - r.q_len);
+  // Key indices below are relative to the block, query indices relative to the query block: key k
+  // is visible to query q when k < key_end and, under the causal mask, k < diag + q.
+  const int key_end = r.k_len - n0;
+  const int diag = m0 + 1 + r.k_len - r.q_len - n0;
+  const bool needs_mask = Tr::kBlockN > key_end || (sh.causal && Tr::kBlockN - 1 >= diag);
+  if (needs_mask) {
+    write_probabilities_and_ds<T, kMT, kNT, Tr::kLdM, true>(s, dp, lse_log2, dvec, sh.scale_log2,
+                                                            sm.pt, sm.dst, key0, query0, key_end,
+                                                            sh.causal, diag, lane);
+  } else {
+    write_probabilities_and_ds<T, kMT, kNT, Tr::kLdM, false>(s, dp, lse_log2, dvec, sh.scale_log2,
+                                                             sm.pt, sm.dst, key0, query0, key_end,
+                                                             sh.causal, diag, lane);
+  }
+}
+
+/// Adds a warp's dQ tiles into the fp32 workspace rows of one query block (`block`: its first
+/// row, rows head_dim apart). kChecked: only rows < rows_valid and columns < head_dim (full blocks
+/// skip the checks, each a branch around one atomic). kOrdered: plain read-modify-write
+/// (deterministic mode, where only this thread of this CTA ever touches these elements, in a fixed
+/// order), else atomics. The lane's element offset is derived here from a volatile thread index:
+/// ptxas otherwise hoisted one 64-bit address per element out of the query loop and spilled them.
+template <bool kOrdered, bool kChecked, int kDqRowWarps, int kMT, int kNT>
+__device__ __forceinline__ void add_dq_tiles(float* block, const float (&dq)[kMT][kNT][4],
+                                             int rows_valid, int head_dim) {
+  const int tid = ptx::thread_index_here();
+  const int warp = tid / 32, lane = tid % 32;
+  const int lane_row = (warp % kDqRowWarps) * kMT * 16 + lane / 4;
+  const int lane_col = (warp / kDqRowWarps) * kNT * 8 + 2 * (lane % 4);
+  float* lane_dst = block + lane_row * head_dim + lane_col;
 #pragma unroll
   for (int m = 0; m < kMT; ++m) {
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const int key = key0 + m * 16 + lane / 4 + half * 8;
+      const int row = m * 16 + half * 8;
+      if (kChecked && lane_row + row >= rows_valid) continue;
+      float* dst = lane_dst + row * head_dim;
 #pragma unroll
       for (int n = 0; n < kNT; ++n) {
-        float prob[2], ds[2];
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int query = query0 + n * 8 + 2 * (lane % 4) + e;
-          float pr = ptx::exp2_approx(
-              fmaf(s[m][n][2 * half + e], sh.scale_log2, -sm.lse_log2[query]));
-          if (needs_mask) {
-            const int limit = sh.causal ? m0 + query + 1 + r.k_len - r.q_len : r.k_len;
-            if (n0 + key >= min(limit, r.k_len)) pr = 0.0f;
-          }
-          prob[e] = pr;
-          ds[e] = pr * (dp[m][n][2 * half + e] - sm.dvec[query]);
+        if (kChecked && lane_col + n * 8 >= head_dim) continue;
+        const float lo = dq[m][n][2 * half], hi = dq[m][n][2 * half + 1];
+        if constexpr (kOrdered) {
+          dst[n * 8] += lo;
+          dst[n * 8 + 1] += hi;
+        } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+          // Hopper adds a float2 in one atomic: half the atomic traffic, which bounds this loop.
+          atomicAdd(reinterpret_cast<float2*>(dst + n * 8), make_float2(lo, hi));
+#else
+          atomicAdd(dst + n * 8, lo);
+          atomicAdd(dst + n * 8 + 1, hi);
+#endif
         }
-        const int col = query0 + n * 8 + 2 * (lane % 4);
-        *reinterpret_cast<uint32_t*>(sm.pt + key * Tr::kLdM + col) =
-            ptx::pack2<T>(prob[0], prob[1]);
-        *reinterpret_cast<uint32_t*>(sm.dst + key * Tr::kLdM + col) = ptx::pack2<T>(ds[0], ds[1]);
       }
     }
   }
@@ -180,33 +251,14 @@ __device__ __forceinline__ void accumulate_dq(const BwdParams& p,
   warp_gemm_ss<T, kMT, kNT, Tr::kBlockN, true, true>(dq, ptx::smem_addr(sm.dst + query0), Tr::kLdM,
                                                      ptx::smem_addr(sm.k + dim0), Tr::kLd, lane);
   const int head_dim = p.shape.head_dim;
-#pragma unroll
-  for (int m = 0; m < kMT; ++m) {
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int row = query0 + m * 16 + lane / 4 + half * 8;
-      if (m0 + row >= r.q_len) continue;
-      float* dst = p.dq_accum + (head * p.accum_rows + r.q_ws_row + m0 + row) * head_dim;
-#pragma unroll
-      for (int n = 0; n < kNT; ++n) {
-        const int col = dim0 + n * 8 + 2 * (lane % 4);
-        if (col >= head_dim) continue;
-        const float lo = dq[m][n][2 * half], hi = dq[m][n][2 * half + 1];
-        if (p.deterministic) {
-          // Only this thread of this CTA ever touches these elements, in a fixed order.
-          dst[col] += lo;
-          dst[col + 1] += hi;
-        } else {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-          // Hopper adds a float2 in one atomic: half the atomic traffic, which bounds this loop.
-          atomicAdd(reinterpret_cast<float2*>(dst + col), make_float2(lo, hi));
-#else
-          atomicAdd(dst + col, lo);
-          atomicAdd(dst + col + 1, hi);
-#endif
-        }
-      }
-    }
+  const int rows_valid = min(Tr::kBlockM, r.q_len - m0);
+  float* block = p.dq_accum + (head * p.accum_rows + r.q_ws_row + m0) * head_dim;
+  if (p.deterministic) {
+    add_dq_tiles<true, true, Tr::kDq.row_warps>(block, dq, rows_valid, head_dim);
+  } else if (rows_valid == Tr::kBlockM && head_dim == kHeadDim) {
+    add_dq_tiles<false, false, Tr::kDq.row_warps>(block, dq, rows_valid, head_dim);
+  } else {
+    add_dq_tiles<false, true, Tr::kDq.row_warps>(block, dq, rows_valid, head_dim);
   }
 }
 
@@ -338,18 +390,22 @@ __device__ __forceinline__ void bwd_key_block(const BwdParams& p,
   ptx::cp_async_commit();
   const uint32_t pt_warp = ptx::smem_addr(sm.pt + key0 * Tr::kLdM);
   const uint32_t dst_warp = ptx::smem_addr(sm.dst + key0 * Tr::kLdM);
+  // The step's head and query block advance by increments (blocks of one head, then the next
+  // head of the group) rather than by a division of the step by m_count on every step.
+  int head = head_kv * sh.group, m_block = m_first;
   for (int step = 0; step < steps; ++step) {
-    const int head = head_kv * sh.group + step / m_count;
-    const int m0 = (m_first + step % m_count) * Tr::kBlockM;
+    const int m0 = m_block * Tr::kBlockM;
+    const bool head_done = m_block + 1 == m_first + m_count;
+    const int next_head = head_done ? head + 1 : head;
+    const int next_m_block = head_done ? m_first : m_block + 1;
     const BwdSmem<T, kHeadDim, kVariant> cur = kTwoSlots ? sm.at_slot(step & 1) : sm;
     ptx::cp_async_wait<0>();
     // This step's Q, dO, LSE, D are in; the last step's reads of dS^T (and with two slots, of the
     // other slot) are done.
     __syncthreads();
     if (kTwoSlots && step + 1 < steps) {
-      const int next_head = head_kv * sh.group + (step + 1) / m_count;
       load_query_block(p, sm.at_slot((step + 1) & 1), r, seq, next_head,
-                       (m_first + (step + 1) % m_count) * Tr::kBlockM);
+                       next_m_block * Tr::kBlockM);
       ptx::cp_async_commit();
     }
     probabilities_and_ds(p, cur, r, n0, m0);
@@ -362,12 +418,13 @@ __device__ __forceinline__ void bwd_key_block(const BwdParams& p,
     if constexpr (!kTwoSlots) {
       __syncthreads();  // Q, dO, P^T free: the next block's loads overlap dQ
       if (step + 1 < steps) {
-        const int next_head = head_kv * sh.group + (step + 1) / m_count;
-        load_query_block(p, sm, r, seq, next_head, (m_first + (step + 1) % m_count) * Tr::kBlockM);
+        load_query_block(p, sm, r, seq, next_head, next_m_block * Tr::kBlockM);
         ptx::cp_async_commit();
       }
       accumulate_dq(p, sm, r, head, m0);
     }
+    head = next_head;
+    m_block = next_m_block;
   }
   ptx::cp_async_wait<0>();
   if constexpr (kSplit) {
