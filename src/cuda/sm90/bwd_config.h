@@ -31,8 +31,7 @@ constexpr int bwd_swizzle_bytes(int bucket) { return bucket; }
 /// stores do not meet.
 inline constexpr std::size_t kBwdDsBytes = static_cast<std::size_t>(kBwdBlockM) * kBwdBlockN * 2;
 
-/// Floats of a consumer's buffer of the LSE and D values of one query block's rows; each consumer
-/// has two, alternating by step.
+/// Floats of the LSE and D values of one query block's rows, one buffer per query-block slot.
 inline constexpr int kBwdRowBufferFloats = 2 * kBwdBlockM;
 
 /// Byte offsets of the backward's shared-memory regions from a 1024-byte aligned base.
@@ -50,7 +49,7 @@ constexpr BwdSmemOffsets bwd_smem_offsets(int bucket) {
   o.dout = o.q + kBwdStages * q_tile;
   o.ds = o.dout + kBwdStages * q_tile;
   o.rows = o.ds + 2 * kBwdDsBytes;
-  o.barriers = o.rows + kBwdConsumers * 2 * kBwdRowBufferFloats * sizeof(float);
+  o.barriers = o.rows + kBwdStages * kBwdRowBufferFloats * sizeof(float);
   // K/V full, then per stage query-block full and empty.
   o.end = o.barriers + 8 * (1 + 2 * kBwdStages);
   return o;

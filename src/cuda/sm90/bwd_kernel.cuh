@@ -1,8 +1,8 @@
 // sm90 backward main kernel: one CTA per (key block of 128 keys, kv head, sequence) walks the
 // query blocks of every query head of its GQA group, as the sm80 backward does, with the GEMMs on
-// wgmma. A producer warpgroup streams Q and dO blocks with TMA (one thread) into a two-slot ring;
-// two consumer warpgroups own 64 keys each and load the blocks' LSE and D rows themselves, one step
-// ahead (one value per thread, staged through a buffer of their own). Per query block a consumer
+// wgmma. A producer warpgroup streams Q and dO blocks with TMA (one thread) and their LSE and D
+// rows with cp.async (a second warp) into a two-slot ring; two consumer warpgroups own 64 keys
+// each. Per query block a consumer
 // computes S^T = K Q^T and dP^T = V dO^T (both operands in shared memory), P^T and dS^T = P^T (dP^T
 // - D) in registers, dV += P^T dO and dK += dS^T Q with the probabilities as register A operands,
 // stores dS^T transposed (stmatrix) so that dQ = dS K can read it as a K-major A operand, and adds
@@ -64,10 +64,13 @@ struct BwdSmem {
   __device__ uint32_t ds(int buffer) const {
     return base + Tr::kOffsets.ds + buffer * static_cast<uint32_t>(kBwdDsBytes);
   }
-  /// Consumer `consumer`'s buffer `buffer` of row values: kBwdBlockM LSE values, then as many D.
-  __device__ float* rows(int consumer, int buffer) const {
-    return reinterpret_cast<float*>(generic + Tr::kOffsets.rows) +
-           (consumer * 2 + buffer) * kBwdRowBufferFloats;
+  /// Row values of slot `stage`: kBwdBlockM LSE values (log2 units), then as many D.
+  __device__ const float* rows(int stage) const {
+    return reinterpret_cast<const float*>(generic + Tr::kOffsets.rows) +
+           stage * kBwdRowBufferFloats;
+  }
+  __device__ uint32_t rows_addr(int stage) const {
+    return base + static_cast<uint32_t>(Tr::kOffsets.rows + stage * kBwdRowBufferFloats * 4);
   }
   __device__ uint32_t kv_full() const { return base + Tr::kOffsets.barriers; }
   __device__ uint32_t q_full(int stage) const { return kv_full() + 8 * (1 + stage); }
@@ -139,6 +142,30 @@ __device__ __forceinline__ void produce_tiles(const BwdParams& p, const BwdSmem<
   }
 }
 
+/// The producer's second warp: LSE (log2 units) and D of every step's rows by cp.async, zero past
+/// the sequence (the consumers mask those queries), each lane arriving on the slot's full barrier
+/// once its copies have landed. Asynchronous copies keep the consumers' reads ordered by the
+/// mbarrier alone (and visible as such to compute-sanitizer's racecheck).
+template <int kHeadDim>
+__device__ __forceinline__ void produce_row_values(const BwdParams& p, const BwdSmem<kHeadDim>& sm,
+                                                   const KeyBlockWork& w, int lane) {
+  const sm80::BwdParams& b = p.base;
+  for (int step = 0; step < w.steps; ++step) {
+    const int stage = step % kBwdStages;
+    mbarrier_wait(sm.q_empty(stage), ((step / kBwdStages) & 1) ^ 1);
+    const int m0 = w.m0(step);
+    const int64_t first = w.head(step, b.shape.group) * b.accum_rows + w.rows.q_ws_row + m0;
+#pragma unroll
+    for (int i = lane; i < kBwdRowBufferFloats; i += 32) {
+      const int row = i % kBwdBlockM;
+      const bool valid = m0 + row < w.rows.q_len;
+      const float* values = i < kBwdBlockM ? b.lse_log2 : b.dvec;
+      ptx::cp_async_4(sm.rows_addr(stage) + 4 * i, valid ? values + first + row : values, valid);
+    }
+    cp_async_mbarrier_arrive_noinc(sm.q_full(stage));
+  }
+}
+
 /// S^T (or dP^T) = A B^T for one consumer's 64 keys: A = its rows of K (or V), B = the Q (or dO)
 /// block, both K-major, one wgmma per 16 columns of D.
 template <typename T, int kHeadDim>
@@ -207,31 +234,6 @@ struct BwdConsumer {
 
   float acc_dk[1][kHeadDim / 8][4];
   float acc_dv[1][kHeadDim / 8][4];
-  /// This thread's row value of the next step: threads 0-63 of the warpgroup hold an LSE (log2
-  /// units), 64-127 a D, of row (thread % 64) of the step's query block; 0 past the sequence
-  /// (whose queries are masked).
-  float next_row_value = 0.0f;
-
-  __device__ float load_row_value(int index) const {
-    const sm80::BwdParams& b = p.base;
-    const int t = warp * 32 + lane;
-    const int row = w.m0(index) + t % kBwdBlockM;
-    if (row >= w.rows.q_len) return 0.0f;
-    const float* values = t < kBwdBlockM ? b.lse_log2 : b.dvec;
-    return values[w.head(index, b.shape.group) * b.accum_rows + w.rows.q_ws_row + row];
-  }
-
-  /// Step `index`'s LSE and D rows, visible to the whole warpgroup; the next step's are loaded
-  /// here so that their latency hides behind this step. Two buffers: a thread writes one only
-  /// after every thread passed the barrier of the step that last read it.
-  __device__ const float* stage_row_values(int index) {
-    float* rows = sm.rows(consumer, index & 1);
-    rows[warp * 32 + lane] = next_row_value;
-    if (index + 1 < w.steps) next_row_value = load_row_value(index + 1);
-    named_barrier_sync(2 + consumer, 128);
-    return rows;
-  }
-
   template <int kCount>
   __device__ static float (&flat(float (&acc)[1][kCount][4]))[kCount * 4] {
     return reinterpret_cast<float(&)[kCount * 4]>(acc);
@@ -320,8 +322,8 @@ struct BwdConsumer {
     const int stage = index % kBwdStages;
     const int m0 = w.m0(index);
     const int head = w.head(index, p.base.shape.group);
-    const float* rows = stage_row_values(index);
     mbarrier_wait(sm.q_full(stage), (index / kBwdStages) & 1);
+    const float* rows = sm.rows(stage);
 
     float acc_s[1][kQTiles][4], acc_dp[1][kQTiles][4];
     wgmma_fence();
@@ -359,7 +361,9 @@ struct BwdConsumer {
     fence_registers(flat(acc_dv));
     fence_registers(flat(acc_dk));
     fence_registers(flat(acc_dq));
-    if (lane == 0) mbarrier_arrive(sm.q_empty(stage));
+    // Every thread arrives: its own LSE and D reads of the slot are then ordered before the
+    // producer's next copies into it (one arrival per warp would not order the other lanes').
+    mbarrier_arrive(sm.q_empty(stage));
     add_dq(acc_dq, head, m0);
   }
 
@@ -367,7 +371,6 @@ struct BwdConsumer {
     clear(acc_dk);
     clear(acc_dv);
     if (w.steps > 0) {
-      next_row_value = load_row_value(0);
       mbarrier_wait(sm.kv_full(), 0);
       for (int index = 0; index < w.steps; ++index) step(index);
     }
@@ -394,8 +397,8 @@ __global__ void __launch_bounds__(kBwdThreads, 1) bwd_kernel(const __grid_consta
   if (threadIdx.x == 0) {
     mbarrier_init(sm.kv_full(), 1);
     for (int stage = 0; stage < kBwdStages; ++stage) {
-      mbarrier_init(sm.q_full(stage), 1);
-      mbarrier_init(sm.q_empty(stage), kBwdConsumers * 4);
+      mbarrier_init(sm.q_full(stage), 1 + 32);  // the TMA thread and the row-value warp's lanes
+      mbarrier_init(sm.q_empty(stage), kBwdConsumers * 128);
     }
     fence_barrier_init();
   }
@@ -409,6 +412,8 @@ __global__ void __launch_bounds__(kBwdThreads, 1) bwd_kernel(const __grid_consta
       prefetch_tensor_map(&p.tmap_v);
       prefetch_tensor_map(&p.tmap_dout);
       produce_tiles<kHeadDim>(p, sm, w);
+    } else if (threadIdx.x / 32 == 1) {
+      produce_row_values<kHeadDim>(p, sm, w, static_cast<int>(threadIdx.x) % 32);
     }
   } else {
     set_max_registers<kBwdConsumerRegisters, true>();
