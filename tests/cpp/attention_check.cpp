@@ -213,6 +213,17 @@ void AttentionRun::backward() {
   flashvision::backward(args);
 }
 
+AttentionCase dense_case(DType dtype, int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim) {
+  AttentionCase c;
+  c.dtype = dtype;
+  c.batch = 2;
+  c.seqlen_q = seqlen_q;
+  c.seqlen_k = seqlen_k;
+  c.heads = c.heads_kv = 2;
+  c.head_dim = head_dim;
+  return c;
+}
+
 Tolerance output_tolerance(DType dtype) {
   switch (dtype) {
     case DType::bf16: return {1e-3, 2e-2};

@@ -32,9 +32,9 @@ struct AttentionCase {
   bool causal = false;
   float softmax_scale = 0.0f;  ///< 0 means 1/sqrt(D)
   Layout layout = Layout::flash;
-  int64_t row_pad = 0;   ///< extra elements after each row (non-packed strides)
-  bool with_lse = true;  ///< forward: ask for the lse (backward always needs it)
-  int num_threads = 0;   ///< CPU backend threads (0: all)
+  int64_t row_pad = 0;         ///< extra elements after each row (non-packed strides)
+  bool with_lse = true;        ///< forward: ask for the lse (backward always needs it)
+  int num_threads = 0;         ///< CPU backend threads (0: all)
   bool deterministic = false;  ///< backward: ask for bitwise reproducible gradients
 
   bool varlen() const { return !seqlens_q.empty(); }
@@ -89,6 +89,9 @@ class AttentionRun {
   std::optional<TestTensor> cu_q_, cu_k_;
   std::optional<TestTensor> dout_, dq_, dk_, dv_;
 };
+
+/// A dense case of two sequences and two heads (as many kv heads): the tests' common small shape.
+AttentionCase dense_case(DType dtype, int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim);
 
 /// Error allowed in out, dq, dk and dv for a storage dtype (relative to max|ref| of the tensor).
 Tolerance output_tolerance(DType dtype);

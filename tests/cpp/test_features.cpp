@@ -11,14 +11,7 @@ class Features : public ::testing::TestWithParam<DType> {
  protected:
   /// A mid-sized dense case in the test's dtype.
   AttentionCase base(int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim) const {
-    AttentionCase c;
-    c.dtype = GetParam();
-    c.batch = 2;
-    c.seqlen_q = seqlen_q;
-    c.seqlen_k = seqlen_k;
-    c.heads = c.heads_kv = 2;
-    c.head_dim = head_dim;
-    return c;
+    return dense_case(GetParam(), seqlen_q, seqlen_k, head_dim);
   }
 
   /// Varlen lengths with a single-row sequence, one long sequence, an empty query sequence whose

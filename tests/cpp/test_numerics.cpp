@@ -12,14 +12,7 @@ namespace {
 class Numerics : public ::testing::TestWithParam<DType> {
  protected:
   AttentionCase base(int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim) const {
-    AttentionCase c;
-    c.dtype = GetParam();
-    c.batch = 2;
-    c.seqlen_q = seqlen_q;
-    c.seqlen_k = seqlen_k;
-    c.heads = c.heads_kv = 2;
-    c.head_dim = head_dim;
-    return c;
+    return dense_case(GetParam(), seqlen_q, seqlen_k, head_dim);
   }
 
   /// The standard tolerance, loosened to at least `floor`.

@@ -10,8 +10,8 @@
 
 namespace flashvision::testing {
 
-/// The CUDA forward kernel a test forces. The Hopper path has no backward kernel: its backward
-/// calls run on sm80 (on the Hopper forward's out and lse).
+/// The CUDA kernels a test forces. The Hopper backward serves some head dims and modes only: the
+/// sm90 target's other backward calls run on sm80 (Target::backward_fallback).
 enum class CudaKernel { sm80, sm90 };
 
 const char* to_string(CudaKernel kernel);
@@ -47,6 +47,21 @@ class GpuKernelTest : public ::testing::TestWithParam<std::tuple<DType, CudaKern
   CudaKernel kernel() const { return std::get<1>(GetParam()); }
   Target target() const { return cuda_target(kernel()); }
 };
+
+/// Base of tests of the sm90 kernels run once per dtype; skips where they cannot run.
+class GpuSm90Test : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override {
+    const std::string why = kernel_unavailable(CudaKernel::sm90);
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+  DType dtype() const { return GetParam(); }
+};
+
+/// Test-name suffix of a dtype parameter, e.g. "bf16".
+inline std::string dtype_name(const ::testing::TestParamInfo<DType>& info) {
+  return flashvision::to_string(info.param);
+}
 
 /// bf16 and f16, each on sm80 and sm90.
 inline auto dtype_kernel_values() {

@@ -16,17 +16,6 @@
 namespace flashvision::testing {
 namespace {
 
-AttentionCase dense(DType dtype, int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim) {
-  AttentionCase c;
-  c.dtype = dtype;
-  c.batch = 2;
-  c.seqlen_q = seqlen_q;
-  c.seqlen_k = seqlen_k;
-  c.heads = c.heads_kv = 2;
-  c.head_dim = head_dim;
-  return c;
-}
-
 /// Varlen lengths with a single-row sequence, one long sequence, an empty query sequence, and a
 /// sequence whose causal rows partly see nothing (64 queries, 33 keys).
 AttentionCase varlen(DType dtype, int64_t heads, int64_t heads_kv, bool causal, int64_t dim) {
@@ -45,7 +34,7 @@ class GpuFeatures : public GpuKernelTest {};
 
 TEST_P(GpuFeatures, GroupedQueryAttention) {
   for (const bool causal : {false, true}) {
-    AttentionCase c = dense(dtype(), 61, 150, 64);
+    AttentionCase c = dense_case(dtype(), 61, 150, 64);
     c.heads = 4;
     c.heads_kv = 2;
     c.causal = causal;
@@ -55,7 +44,7 @@ TEST_P(GpuFeatures, GroupedQueryAttention) {
 
 TEST_P(GpuFeatures, MultiQueryAttention) {
   for (const bool causal : {false, true}) {
-    AttentionCase c = dense(dtype(), 150, 61, 128);
+    AttentionCase c = dense_case(dtype(), 150, 61, 128);
     c.heads = 6;
     c.heads_kv = 1;
     c.causal = causal;
@@ -92,7 +81,7 @@ TEST_P(GpuFeatures, VarlenQueriesWithoutKeys) {
 TEST_P(GpuFeatures, CausalAlignment) {
   for (const auto& [nq, nk] :
        {std::pair<int64_t, int64_t>{50, 130}, {111, 111}, {130, 50}, {300, 1}, {1, 300}}) {
-    AttentionCase c = dense(dtype(), nq, nk, 64);
+    AttentionCase c = dense_case(dtype(), nq, nk, 64);
     c.causal = true;
     check_backward(target(), c);
   }
@@ -101,7 +90,7 @@ TEST_P(GpuFeatures, CausalAlignment) {
 TEST_P(GpuFeatures, LayoutsAndPaddedStrides) {
   for (const Layout layout : {Layout::flash, Layout::torch}) {
     for (const int64_t pad : {0, 8, 24}) {
-      AttentionCase c = dense(dtype(), 100, 120, 72);
+      AttentionCase c = dense_case(dtype(), 100, 120, 72);
       c.layout = layout;
       c.row_pad = pad;
       c.causal = pad == 8;
@@ -112,7 +101,7 @@ TEST_P(GpuFeatures, LayoutsAndPaddedStrides) {
 
 TEST_P(GpuFeatures, SoftmaxScale) {
   for (const float scale : {0.3f, 1.7f}) {
-    AttentionCase c = dense(dtype(), 65, 80, 32);
+    AttentionCase c = dense_case(dtype(), 65, 80, 32);
     c.softmax_scale = scale;
     check_backward(target(), c);
   }
@@ -120,13 +109,13 @@ TEST_P(GpuFeatures, SoftmaxScale) {
 
 TEST_P(GpuFeatures, SmallHeadDims) {
   for (const int64_t dim : {8, 16, 24, 48, 56, 112, 136, 192, 200, 248}) {
-    check_backward(target(), dense(dtype(), 67, 93, dim));
+    check_backward(target(), dense_case(dtype(), 67, 93, dim));
   }
 }
 
 TEST_P(GpuFeatures, ForwardWithoutLse) {
   for (const bool causal : {false, true}) {
-    AttentionCase c = dense(dtype(), 90, 70, 96);
+    AttentionCase c = dense_case(dtype(), 90, 70, 96);
     c.causal = causal;
     c.with_lse = false;
     check_forward(target(), c);
@@ -135,7 +124,7 @@ TEST_P(GpuFeatures, ForwardWithoutLse) {
 
 TEST_P(GpuFeatures, ManyHeadsGrid) {
   // batch x heads past 65,535: the grid folds them into x.
-  AttentionCase c = dense(dtype(), 3, 5, 32);
+  AttentionCase c = dense_case(dtype(), 3, 5, 32);
   c.batch = 300;
   c.heads = c.heads_kv = 224;
   check_backward(target(), c);
@@ -144,7 +133,7 @@ TEST_P(GpuFeatures, ManyHeadsGrid) {
 TEST_P(GpuFeatures, AutomaticBackendPicksCuda) {
   Target automatic = target();
   automatic.backend = automatic.backward_backend = Backend::automatic;
-  check_backward(automatic, dense(dtype(), 33, 45, 64));
+  check_backward(automatic, dense_case(dtype(), 33, 45, 64));
 }
 
 INSTANTIATE_TEST_SUITE_P(Cuda, GpuFeatures, dtype_kernel_values(), dtype_kernel_name);
@@ -164,17 +153,17 @@ std::string forward_error(const AttentionCase& c) {
 }
 
 TEST_F(GpuErrors, Float32IsRejectedByName) {
-  const std::string what = forward_error(dense(DType::f32, 8, 8, 64));
+  const std::string what = forward_error(dense_case(DType::f32, 8, 8, 64));
   EXPECT_NE(what.find("f16 and bf16"), std::string::npos) << what;
 }
 
 TEST_F(GpuErrors, HeadDimAbove256IsRejected) {
-  const std::string what = forward_error(dense(DType::bf16, 8, 8, 264));
+  const std::string what = forward_error(dense_case(DType::bf16, 8, 8, 264));
   EXPECT_NE(what.find("256"), std::string::npos) << what;
 }
 
 TEST_F(GpuErrors, UnalignedStridesAreRejected) {
-  AttentionCase c = dense(DType::bf16, 8, 8, 64);
+  AttentionCase c = dense_case(DType::bf16, 8, 8, 64);
   c.row_pad = 3;
   const std::string what = forward_error(c);
   EXPECT_NE(what.find("multiples of 8"), std::string::npos) << what;
@@ -243,11 +232,11 @@ TEST_F(GpuSm90Dispatch, AutomaticForwardPicksSm90ForHeadDim512) {
 TEST_F(GpuSm90Dispatch, HeadDimsAbove256RunInValueHalves) {
   // The VAE's single 512-wide head, and a width whose second half is partly padding.
   for (const int64_t dim : {512, 320}) {
-    AttentionCase c = dense(DType::bf16, 150, 133, dim);
+    AttentionCase c = dense_case(DType::bf16, 150, 133, dim);
     c.heads = c.heads_kv = 1;
     check_forward(cuda_target(CudaKernel::sm90), c);
   }
-  AttentionCase c = dense(DType::f16, 77, 300, 512);
+  AttentionCase c = dense_case(DType::f16, 77, 300, 512);
   c.causal = true;
   c.layout = Layout::torch;
   check_forward(cuda_target(CudaKernel::sm90), c);
@@ -283,11 +272,11 @@ std::string forced_sm90_backward_error(const AttentionCase& c) {
 }
 
 TEST_F(GpuSm90Dispatch, ForcedSm90BackwardRejectsWhatItDoesNotServe) {
-  EXPECT_NE(forced_sm90_backward_error(dense(DType::bf16, 8, 8, 80))
+  EXPECT_NE(forced_sm90_backward_error(dense_case(DType::bf16, 8, 8, 80))
                 .find("backend is cuda-sm90 but the sm90 backward serves head dims 49..64 and "
                       "97..128, got head_dim 80"),
             std::string::npos);
-  AttentionCase deterministic = dense(DType::bf16, 8, 8, 64);
+  AttentionCase deterministic = dense_case(DType::bf16, 8, 8, 64);
   deterministic.deterministic = true;
   EXPECT_NE(forced_sm90_backward_error(deterministic).find("no deterministic mode"),
             std::string::npos);
@@ -303,7 +292,7 @@ class GpuSanitize : public ::testing::TestWithParam<CudaKernel> {
 };
 
 TEST_P(GpuSanitize, DenseCausalGqa) {
-  AttentionCase c = dense(DType::bf16, 130, 77, 64);
+  AttentionCase c = dense_case(DType::bf16, 130, 77, 64);
   c.heads = 4;
   c.causal = true;
   check_backward(cuda_target(GetParam()), c);
@@ -316,7 +305,7 @@ TEST_P(GpuSanitize, VarlenTorchLayout) {
 }
 
 TEST_P(GpuSanitize, LargeHeadDim) {
-  check_backward(cuda_target(GetParam()), dense(DType::bf16, 70, 140, 256));
+  check_backward(cuda_target(GetParam()), dense_case(DType::bf16, 70, 140, 256));
 }
 
 INSTANTIATE_TEST_SUITE_P(Cuda, GpuSanitize, ::testing::Values(CudaKernel::sm80, CudaKernel::sm90),

@@ -15,24 +15,8 @@
 namespace flashvision::testing {
 namespace {
 
-AttentionCase dense(DType dtype, int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim) {
-  AttentionCase c;
-  c.dtype = dtype;
-  c.batch = 2;
-  c.seqlen_q = seqlen_q;
-  c.seqlen_k = seqlen_k;
-  c.heads = c.heads_kv = 2;
-  c.head_dim = head_dim;
-  return c;
-}
-
-class GpuSm90Backward : public ::testing::TestWithParam<DType> {
+class GpuSm90Backward : public GpuSm90Test {
  protected:
-  void SetUp() override {
-    const std::string why = kernel_unavailable(CudaKernel::sm90);
-    if (!why.empty()) GTEST_SKIP() << why;
-  }
-  DType dtype() const { return GetParam(); }
   /// The sm90 target with every backward on the Hopper kernel (no sm80 fallback).
   static Target target() {
     Target t = cuda_target(CudaKernel::sm90);
@@ -46,21 +30,21 @@ TEST_P(GpuSm90Backward, BucketsAndRaggedBlocks) {
   // (128 keys), partial ones, single rows.
   for (const int64_t dim : {64, 56, 128, 104}) {
     SCOPED_TRACE("head_dim " + std::to_string(dim));
-    check_backward(target(), dense(dtype(), 300, 200, dim));
-    check_backward(target(), dense(dtype(), 64, 128, dim));
+    check_backward(target(), dense_case(dtype(), 300, 200, dim));
+    check_backward(target(), dense_case(dtype(), 64, 128, dim));
   }
-  check_backward(target(), dense(dtype(), 1, 1, 64));
-  check_backward(target(), dense(dtype(), 129, 257, 128));
+  check_backward(target(), dense_case(dtype(), 1, 1, 64));
+  check_backward(target(), dense_case(dtype(), 129, 257, 128));
 }
 
 TEST_P(GpuSm90Backward, GroupedHeads) {
   for (const bool causal : {false, true}) {
-    AttentionCase gqa = dense(dtype(), 190, 300, 64);
+    AttentionCase gqa = dense_case(dtype(), 190, 300, 64);
     gqa.heads = 6;
     gqa.heads_kv = 2;
     gqa.causal = causal;
     check_backward(target(), gqa);
-    AttentionCase mqa = dense(dtype(), 150, 61, 128);
+    AttentionCase mqa = dense_case(dtype(), 150, 61, 128);
     mqa.heads = 4;
     mqa.heads_kv = 1;
     mqa.causal = causal;
@@ -74,7 +58,7 @@ TEST_P(GpuSm90Backward, CausalBothWaysRound) {
   // that see no key: LSE = -inf, P = 0).
   for (const auto& [nq, nk] : {std::pair<int64_t, int64_t>{100, 400}, {400, 130}}) {
     for (const int64_t dim : {64, 128}) {
-      AttentionCase c = dense(dtype(), nq, nk, dim);
+      AttentionCase c = dense_case(dtype(), nq, nk, dim);
       c.causal = true;
       check_backward(target(), c);
     }
@@ -102,7 +86,7 @@ TEST_P(GpuSm90Backward, VarlenWithEmptySequences) {
 TEST_P(GpuSm90Backward, ManyCtasAndCustomScale) {
   // More key blocks x heads x sequences than SMs, so CTAs run in waves; a scale other than
   // 1/sqrt(D) reaches dK and dQ.
-  AttentionCase c = dense(dtype(), 100, 512, 64);
+  AttentionCase c = dense_case(dtype(), 100, 512, 64);
   c.batch = 4;
   c.heads = c.heads_kv = 16;
   c.softmax_scale = 0.3f;
@@ -112,9 +96,9 @@ TEST_P(GpuSm90Backward, ManyCtasAndCustomScale) {
 TEST_P(GpuSm90Backward, AutomaticDispatchByGrid) {
   // A grid of many key blocks takes the Hopper backward; one that would leave most SMs idle
   // (SD cross attention: 77 keys, one key block per head) takes the sm80 backward's query split.
-  AttentionCase big = dense(dtype(), 64, 2048, 64);
+  AttentionCase big = dense_case(dtype(), 64, 2048, 64);
   big.heads = big.heads_kv = 12;
-  AttentionCase small = dense(dtype(), 1024, 77, 64);
+  AttentionCase small = dense_case(dtype(), 1024, 77, 64);
   for (const auto& [c, expected] :
        {std::pair{big, Backend::cuda_sm90}, std::pair{small, Backend::cuda_sm80}}) {
     Target automatic = cuda_target(CudaKernel::sm90);
@@ -129,7 +113,7 @@ TEST_P(GpuSm90Backward, AutomaticDispatchByGrid) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cuda, GpuSm90Backward, ::testing::Values(DType::bf16, DType::f16),
-                         [](const auto& point) { return std::string(to_string(point.param)); });
+                         dtype_name);
 
 }  // namespace
 }  // namespace flashvision::testing

@@ -56,24 +56,8 @@ std::vector<int64_t> boundary_lengths(int bucket) {
   return lengths;
 }
 
-AttentionCase dense(DType dtype, int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim) {
-  AttentionCase c;
-  c.dtype = dtype;
-  c.batch = 2;
-  c.seqlen_q = seqlen_q;
-  c.seqlen_k = seqlen_k;
-  c.heads = c.heads_kv = 2;
-  c.head_dim = head_dim;
-  return c;
-}
-
-class GpuSm90KeyBlocks : public ::testing::TestWithParam<DType> {
+class GpuSm90KeyBlocks : public GpuSm90Test {
  protected:
-  void SetUp() override {
-    const std::string why = kernel_unavailable(CudaKernel::sm90);
-    if (!why.empty()) GTEST_SKIP() << why;
-  }
-  DType dtype() const { return GetParam(); }
   static Target target() { return cuda_target(CudaKernel::sm90); }
 };
 
@@ -110,7 +94,7 @@ TEST_P(GpuSm90KeyBlockBoundaries, LengthsAroundEveryChange) {
   bool causal = false;
   for (const int64_t n : boundary_lengths(b.bucket)) {
     // 130 query rows: a full and a partial query tile; every other length also causal.
-    AttentionCase c = dense(dtype, 130, n, b.head_dim);
+    AttentionCase c = dense_case(dtype, 130, n, b.head_dim);
     c.batch = 1;
     c.causal = causal;
     causal = !causal;
@@ -130,9 +114,10 @@ INSTANTIATE_TEST_SUITE_P(Cuda, GpuSm90KeyBlockBoundaries,
 TEST_P(GpuSm90KeyBlocks, ImageSequenceLengths) {
   // ViT-B/16 (one short block), ViT-L/14-336 (three, the last partial), full blocks, ViT-H/14
   // (two 160-key blocks), SD cross attention (one 96-key block for 77 tokens).
-  for (const int64_t n : {197, 208, 416, 577}) check_forward(target(), dense(dtype(), n, n, 64));
-  check_forward(target(), dense(dtype(), 257, 257, 80));
-  check_forward(target(), dense(dtype(), 300, 77, 40));
+  for (const int64_t n : {197, 208, 416, 577})
+    check_forward(target(), dense_case(dtype(), n, n, 64));
+  check_forward(target(), dense_case(dtype(), 257, 257, 80));
+  check_forward(target(), dense_case(dtype(), 300, 77, 40));
 }
 
 TEST_P(GpuSm90KeyBlocks, CausalAtShortWidth) {
@@ -144,7 +129,7 @@ TEST_P(GpuSm90KeyBlocks, CausalAtShortWidth) {
                                     {257, 257, 80},
                                     {77, 150, 72}}) {
     ASSERT_TRUE(picks_short(sm90::head_dim_bucket(dim), nk)) << "Nk " << nk << " D " << dim;
-    AttentionCase c = dense(dtype(), nq, nk, dim);
+    AttentionCase c = dense_case(dtype(), nq, nk, dim);
     c.causal = true;
     check_forward(target(), c);
   }
@@ -152,12 +137,12 @@ TEST_P(GpuSm90KeyBlocks, CausalAtShortWidth) {
 
 TEST_P(GpuSm90KeyBlocks, GroupedHeadsAtShortWidth) {
   for (const bool causal : {false, true}) {
-    AttentionCase gqa = dense(dtype(), 197, 197, 64);
+    AttentionCase gqa = dense_case(dtype(), 197, 197, 64);
     gqa.heads = 6;
     gqa.heads_kv = 2;
     gqa.causal = causal;
     check_forward(target(), gqa);
-    AttentionCase mqa = dense(dtype(), 257, 257, 80);
+    AttentionCase mqa = dense_case(dtype(), 257, 257, 80);
     mqa.heads = 4;
     mqa.heads_kv = 1;
     mqa.causal = causal;
@@ -205,7 +190,7 @@ TEST_P(GpuSm90KeyBlocks, VarlenMixedLengths) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cuda, GpuSm90KeyBlocks, ::testing::Values(DType::bf16, DType::f16),
-                         [](const auto& point) { return std::string(to_string(point.param)); });
+                         dtype_name);
 
 }  // namespace
 }  // namespace flashvision::testing

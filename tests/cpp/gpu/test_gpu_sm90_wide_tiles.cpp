@@ -56,24 +56,8 @@ TEST(Sm90WideTileChoice, FewTilesOrShortRowsKeepTheNarrowTile) {
   EXPECT_EQ(sm90::fwd_block_m(64, 128, 1 << 20, 1, 0), 192);
 }
 
-AttentionCase dense(DType dtype, int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim) {
-  AttentionCase c;
-  c.dtype = dtype;
-  c.batch = 2;
-  c.seqlen_q = seqlen_q;
-  c.seqlen_k = seqlen_k;
-  c.heads = c.heads_kv = 2;
-  c.head_dim = head_dim;
-  return c;
-}
-
-class GpuSm90WideTiles : public ::testing::TestWithParam<DType> {
+class GpuSm90WideTiles : public GpuSm90Test {
  protected:
-  void SetUp() override {
-    const std::string why = kernel_unavailable(CudaKernel::sm90);
-    if (!why.empty()) GTEST_SKIP() << why;
-  }
-  DType dtype() const { return GetParam(); }
   static Target target() { return cuda_target(CudaKernel::sm90); }
 };
 
@@ -85,7 +69,7 @@ TEST_P(GpuSm90WideTiles, BothTilesMatchTheReference) {
     // long width runs; query tiles full, partial, and with rows for the first consumer only.
     for (const int64_t dim : {32, 40, 64}) {
       for (const int64_t nq : {192, 200, 50, 383})
-        check_forward(target(), dense(dtype(), nq, 900, dim));
+        check_forward(target(), dense_case(dtype(), nq, 900, dim));
     }
   }
 }
@@ -95,15 +79,15 @@ TEST_P(GpuSm90WideTiles, CausalGroupedAndVarlen) {
   // Causal, aligned bottom-right: more keys than queries, then more queries than keys (the
   // first rows see nothing, whole consumers of a tile may see nothing).
   for (const auto& [nq, nk] : {std::pair<int64_t, int64_t>{300, 1000}, {1000, 900}}) {
-    AttentionCase c = dense(dtype(), nq, nk, 64);
+    AttentionCase c = dense_case(dtype(), nq, nk, 64);
     c.causal = true;
     check_forward(target(), c);
   }
-  AttentionCase gqa = dense(dtype(), 400, 1000, 64);
+  AttentionCase gqa = dense_case(dtype(), 400, 1000, 64);
   gqa.heads = 6;
   gqa.heads_kv = 2;
   check_forward(target(), gqa);
-  AttentionCase mqa = dense(dtype(), 250, 1000, 40);
+  AttentionCase mqa = dense_case(dtype(), 250, 1000, 40);
   mqa.heads = 4;
   mqa.heads_kv = 1;
   mqa.layout = Layout::torch;
@@ -127,7 +111,7 @@ TEST_P(GpuSm90WideTiles, SeveralTilesPerCta) {
   // 4 x 40 (sequence, head) pairs x 2 query blocks: more tiles than SMs, so each persistent CTA
   // walks several, and the Q and K/V rings go round across tiles.
   ScopedEnv env(kRowsVar, "192");
-  AttentionCase c = dense(dtype(), 300, 1000, 64);
+  AttentionCase c = dense_case(dtype(), 300, 1000, 64);
   c.batch = 4;
   c.heads = c.heads_kv = 40;
   check_forward(target(), c);
@@ -135,7 +119,7 @@ TEST_P(GpuSm90WideTiles, SeveralTilesPerCta) {
 
 TEST_P(GpuSm90WideTiles, ABadRowCountIsRejectedByName) {
   ScopedEnv env(kRowsVar, "160");
-  const AttentionCase c = dense(dtype(), 64, 900, 64);
+  const AttentionCase c = dense_case(dtype(), 64, 900, 64);
   std::mt19937_64 rng(test_seed());
   AttentionRun run(target(), c, draw_inputs(c, rng));
   try {
@@ -147,7 +131,7 @@ TEST_P(GpuSm90WideTiles, ABadRowCountIsRejectedByName) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cuda, GpuSm90WideTiles, ::testing::Values(DType::bf16, DType::f16),
-                         [](const auto& point) { return std::string(to_string(point.param)); });
+                         dtype_name);
 
 }  // namespace
 }  // namespace flashvision::testing
