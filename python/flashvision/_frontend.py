@@ -171,8 +171,9 @@ def attention_varlen_backward(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_
 
 
 def selected_kernel(q, k, v, *, causal=False, layout="bshd", cu_seqlens_q=None, cu_seqlens_k=None,
-                    max_seqlen_q=None, max_seqlen_k=None):
-    """The name of the kernel attention() would run for these inputs, e.g. "cpu-avx2" or "sm80".
+                    max_seqlen_q=None, max_seqlen_k=None, backward=False, deterministic=False):
+    """The name of the kernel attention() would run for these inputs, e.g. "cpu-avx2" or "sm80";
+    with backward=True, the kernel of attention_backward() (deterministic as there).
 
     Arguments as in attention(), or as in attention_varlen() when cu_seqlens_q and cu_seqlens_k
     are given (layout then does not apply). The call is validated as a real one would be (a
@@ -184,6 +185,8 @@ def selected_kernel(q, k, v, *, causal=False, layout="bshd", cu_seqlens_q=None, 
               if x is not None]
     framework = checks.common_framework(*named)
     causal = checks.check_bool("causal", causal)
+    backward = checks.check_bool("backward", backward)
+    deterministic = checks.check_bool("deterministic", deterministic)
     varlen = len(named) > 3
     if varlen:
         checks.check_rank("q", q, 3, "3 ([total_q, H, D])")
@@ -196,4 +199,5 @@ def selected_kernel(q, k, v, *, causal=False, layout="bshd", cu_seqlens_q=None, 
     return _C.selected_kernel(
         q, k, v, causal=causal, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
         max_seqlen_q=checks.check_max_seqlen("max_seqlen_q", max_seqlen_q),
-        max_seqlen_k=checks.check_max_seqlen("max_seqlen_k", max_seqlen_k))
+        max_seqlen_k=checks.check_max_seqlen("max_seqlen_k", max_seqlen_k), backward=backward,
+        deterministic=deterministic)

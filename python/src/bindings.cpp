@@ -219,20 +219,52 @@ void backward(const InArray& dout, const InArray& q, const InArray& k, const InA
   flashvision::backward(args);
 }
 
-/// kernel_name(selected_backend(...)): the kernel forward() would run for q, k, v and options.
+/// An f32 view of q's first bytes in the lse layout that q implies ([B, H, N] for a dense
+/// [B, N, H, D] q, [H, total] for a packed [total, H, D] one): a stand-in that is never read.
+TensorView lse_stand_in(const TensorView& q) {
+  TensorView lse;
+  lse.data = q.data;
+  lse.device = q.device;
+  lse.device_index = q.device_index;
+  if (q.rank == 4) {
+    lse.rank = 3;
+    lse.shape = {q.shape[0], q.shape[2], q.shape[1], 0};
+    lse.stride = {q.shape[2] * q.shape[1], q.shape[1], 1, 0};
+  } else if (q.rank == 3) {
+    lse.rank = 2;
+    lse.shape = {q.shape[1], q.shape[0], 0, 0};
+    lse.stride = {q.shape[0], 1, 0, 0};
+  }
+  return lse;
+}
+
+/// kernel_name(selected_backend(...)): the kernel forward() (or, with `backward`, backward())
+/// would run for q, k, v and options.
 std::string selected_kernel(const InArray& q, const InArray& k, const InArray& v, float scale,
                             bool causal, const std::optional<InArray>& cu_seqlens_q,
                             const std::optional<InArray>& cu_seqlens_k, int max_seqlen_q,
-                            int max_seqlen_k, const std::string& backend) {
+                            int max_seqlen_k, const std::string& backend, bool backward,
+                            bool deterministic) {
+  // The selection validates a whole call, outputs included. q has the shape, dtype and device of
+  // out, dout and dq, k and v those of dk and dv, and nothing is read or written, so they stand
+  // in for them (and q's bytes for the lse).
+  const Options options{scale,   causal, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, 0,
+                        backend, 0};
+  if (backward) {
+    flashvision::BackwardArgs args;
+    options.apply(args);
+    args.deterministic = deterministic;
+    args.q = args.out = args.dout = args.dq = to_view(q, "q");
+    args.k = args.dk = to_view(k, "k");
+    args.v = args.dv = to_view(v, "v");
+    args.lse = lse_stand_in(args.q);
+    return flashvision::kernel_name(flashvision::selected_backend(args));
+  }
   flashvision::ForwardArgs args;
-  Options{scale, causal, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, 0, backend, 0}
-      .apply(args);
-  args.q = to_view(q, "q");
+  options.apply(args);
+  args.q = args.out = to_view(q, "q");
   args.k = to_view(k, "k");
   args.v = to_view(v, "v");
-  // The selection validates a whole forward call, out included. q has out's shape, dtype and
-  // device, and nothing is written, so it stands in for the output.
-  args.out = args.q;
   return flashvision::kernel_name(flashvision::selected_backend(args));
 }
 
@@ -266,11 +298,13 @@ void forward_described(nb::handle q, nb::handle k, nb::handle v, nb::handle out,
 }
 
 /// BackwardArgs for described tensors (see described_view), with the automatic backend.
-flashvision::BackwardArgs described_backward_args(
-    nb::handle dout, nb::handle q, nb::handle k, nb::handle v, nb::handle out, nb::handle lse,
-    nb::handle dq, nb::handle dk, nb::handle dv, float scale, bool causal, nb::handle cu_seqlens_q,
-    nb::handle cu_seqlens_k, int max_seqlen_q, int max_seqlen_k, bool deterministic,
-    std::uintptr_t stream) {
+flashvision::BackwardArgs described_backward_args(nb::handle dout, nb::handle q, nb::handle k,
+                                                  nb::handle v, nb::handle out, nb::handle lse,
+                                                  nb::handle dq, nb::handle dk, nb::handle dv,
+                                                  float scale, bool causal, nb::handle cu_seqlens_q,
+                                                  nb::handle cu_seqlens_k, int max_seqlen_q,
+                                                  int max_seqlen_k, bool deterministic,
+                                                  std::uintptr_t stream) {
   flashvision::BackwardArgs args;
   set_described_options(args, scale, causal, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                         stream);
@@ -362,19 +396,20 @@ NB_MODULE(_C, m) {
         "dq, dk, dv, scale, causal, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, "
         "deterministic, stream, workspace (device pointer as an int, 0: the call allocates), "
         "workspace_bytes.");
-  m.def("backward_workspace_size_described", &backward_workspace_size_described,
-        nb::arg("dout"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("lse"),
-        nb::arg("dq"), nb::arg("dk"), nb::arg("dv"), nb::arg("scale"), nb::arg("causal"),
+  m.def("backward_workspace_size_described", &backward_workspace_size_described, nb::arg("dout"),
+        nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("lse"), nb::arg("dq"),
+        nb::arg("dk"), nb::arg("dv"), nb::arg("scale"), nb::arg("causal"),
         nb::arg("cu_seqlens_q").none(), nb::arg("cu_seqlens_k").none(), nb::arg("max_seqlen_q"),
         nb::arg("max_seqlen_k"), nb::arg("deterministic"),
         "Bytes of workspace backward_described needs for these described tensors (0 on the CPU).");
   m.def("selected_kernel", &selected_kernel, nb::arg("q"), nb::arg("k"), nb::arg("v"),
         nb::kw_only(), nb::arg("scale") = 0.0f, nb::arg("causal") = false,
         nb::arg("cu_seqlens_q").none() = nb::none(), nb::arg("cu_seqlens_k").none() = nb::none(),
-        nb::arg("max_seqlen_q") = 0, nb::arg("max_seqlen_k") = 0,
-        nb::arg("backend") = "automatic",
-        "kernel_name(selected_backend(...)): the kernel forward() would run for these arrays "
-        "and options (validated as forward() validates them; nothing is computed).");
+        nb::arg("max_seqlen_q") = 0, nb::arg("max_seqlen_k") = 0, nb::arg("backend") = "automatic",
+        nb::arg("backward") = false, nb::arg("deterministic") = false,
+        "kernel_name(selected_backend(...)): the kernel forward() (or with backward=True, "
+        "backward()) would run for these arrays and options (validated as that call validates "
+        "them; nothing is computed).");
   nb::dict codes;
   codes["float32"] = static_cast<int>(DType::f32);
   codes["float16"] = static_cast<int>(DType::f16);

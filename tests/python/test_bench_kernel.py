@@ -65,3 +65,34 @@ def test_argument_types_are_checked(rng):
         flashvision.selected_kernel(q, k, v, causal=1)
     with pytest.raises(ValueError, match="layout"):
         flashvision.selected_kernel(q, k, v, layout="nope")
+    with pytest.raises(TypeError, match="backward"):
+        flashvision.selected_kernel(q, k, v, backward="yes")
+    with pytest.raises(TypeError, match="deterministic"):
+        flashvision.selected_kernel(q, k, v, backward=True, deterministic=1)
+
+
+def test_backward_names_the_kernel_attention_backward_runs(rng):
+    q, k, v = _qkv(rng)
+    expected = flashvision.kernel_name("cpu")
+    assert flashvision.selected_kernel(q, k, v, backward=True) == expected
+    assert flashvision.selected_kernel(q, k, v, backward=True, deterministic=True) == expected
+    packed = [x.reshape(-1, *x.shape[2:]) for x in (q, k, v)]
+    cu_q = np.array([0, 5, 10], dtype=np.int32)
+    cu_k = np.array([0, 7, 14], dtype=np.int32)
+    assert flashvision.selected_kernel(*packed, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k,
+                                       backward=True) == expected
+
+
+def test_backward_selection_rejects_what_the_backward_rejects(rng):
+    q, k, v = _qkv(rng)
+    with pytest.raises(flashvision.Error, match="k"):
+        flashvision.selected_kernel(q, k[..., :8], v, backward=True)
+
+
+def test_bench_records_name_forward_and_backward_kernels():
+    from flashvision.bench import impls
+
+    assert impls.pass_kernel("sm90", "sm80", "fwd") == "sm90"
+    assert impls.pass_kernel("sm90", "sm80", "fwd+bwd") == "sm90/sm80"
+    assert impls.pass_kernel("sm90", None, "fwd+bwd") is None
+    assert impls.pass_kernel(None, "sm80", "fwd+bwd") is None

@@ -67,13 +67,22 @@ def forward_fn(impl, scale):
     return sdpa
 
 
-def flashvision_kernel(inputs):
+def flashvision_kernel(inputs, backward=False):
     """The kernel flashvision runs on an input set ("cpu-avx2", "sm80", "sm90", ...), as the
-    library's own dispatch picks it; None when flashvision rejects the problem (its record then
-    says why)."""
+    library's own dispatch picks it, for the forward or the backward; None when flashvision
+    rejects the problem (its record then says why)."""
     import flashvision
 
     try:
-        return flashvision.selected_kernel(inputs.q, inputs.k, inputs.v, layout="bhsd")
+        return flashvision.selected_kernel(inputs.q, inputs.k, inputs.v, layout="bhsd",
+                                           backward=backward)
     except flashvision.Error:
         return None
+
+
+def pass_kernel(forward_kernel, backward_kernel, pass_):
+    """The kernel a record of `pass_` names: the forward's, or for fwd+bwd "forward/backward"
+    (as the CLI's records do, e.g. "sm90/sm80"); None where either is unknown."""
+    if pass_ == "fwd" or forward_kernel is None:
+        return forward_kernel
+    return None if backward_kernel is None else f"{forward_kernel}/{backward_kernel}"

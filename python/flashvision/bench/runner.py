@@ -128,11 +128,16 @@ def run_case(case, impls, passes, settings, seed, progress):
         return records
     grad_sets = _grad_views(sets) if "fwd+bwd" in passes else None
     # Asked only when flashvision runs, so that peer-only runs need nothing of flashvision's.
-    kernel = impl_lib.flashvision_kernel(sets[0]) if "flashvision" in impls else None
+    kernels = {}
+    if "flashvision" in impls:
+        forward_kernel = impl_lib.flashvision_kernel(sets[0])
+        backward_kernel = (impl_lib.flashvision_kernel(sets[0], backward=True)
+                           if "fwd+bwd" in passes else None)
+        kernels = {p: impl_lib.pass_kernel(forward_kernel, backward_kernel, p) for p in passes}
     for impl, pass_ in itertools.product(impls, passes):
         progress.start(case.name, impl, pass_)
         record = measure(case, impl, pass_, sets if pass_ == "fwd" else grad_sets, sample,
-                         settings, kernel)
+                         settings, kernels.get(pass_))
         records.append(record)
         progress.step()
     del sets, grad_sets
