@@ -234,6 +234,7 @@ struct BwdConsumer {
 
   float acc_dk[1][kHeadDim / 8][4];
   float acc_dv[1][kHeadDim / 8][4];
+
   template <int kCount>
   __device__ static float (&flat(float (&acc)[1][kCount][4]))[kCount * 4] {
     return reinterpret_cast<float(&)[kCount * 4]>(acc);

@@ -16,15 +16,11 @@ namespace {
 
 constexpr const char* kVariantVar = "FLASHVISION_SM80_BWD_TILE";
 
+/// The common small case with grouped heads (4 query heads on 2 kv heads).
 AttentionCase tile_case(DType dtype, int64_t nq, int64_t nk, int64_t dim) {
-  AttentionCase c;
-  c.dtype = dtype;
-  c.batch = 2;
-  c.seqlen_q = nq;
-  c.seqlen_k = nk;
+  AttentionCase c = dense_case(dtype, nq, nk, dim);
   c.heads = 4;
   c.heads_kv = 2;
-  c.head_dim = dim;
   return c;
 }
 
