@@ -358,7 +358,7 @@ void run_backward_main_sm90(const BackwardPlan& plan, void* stream) {
   const Problem& p = *plan.problem;
   sm90::BwdParams params;
   params.base = plan.params;
-  const int swizzle = sm90::bwd_swizzle_bytes(plan.bucket);
+  const int swizzle = sm90::bwd_tile(plan.bucket).swizzle_bytes;
   params.tmap_q =
       sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, sm90::kBwdBlockM, swizzle);
   params.tmap_dout =
@@ -530,7 +530,7 @@ bool cuda_sm90_backward_supports(const Problem& p, std::string* why) {
   if (!cuda_supports(p, true, why)) return false;
   const int bucket = sm90::head_dim_bucket(p.head_dim);
   if (!sm90::bwd_bucket_supported(bucket)) {
-    return fail(why, "the sm90 backward serves head dims 49..64 and 97..128, got head_dim " +
+    return fail(why, "the sm90 backward serves head dims up to 128, got head_dim " +
                          std::to_string(p.head_dim));
   }
   if (!sm90::bwd_bucket_compiled(bucket)) {

@@ -29,7 +29,7 @@ bool cuda_sm90_supports(const Problem& p, std::string* why);
 /// Queues the Hopper forward on p.stream. Precondition: cuda_sm90_supports(p).
 void cuda_forward_sm90(const Problem& p);
 /// Whether the Hopper backward main kernel runs this problem: what the sm80 backward needs, a
-/// build with its bucket (head dims 49..64 and 97..128), not deterministic, a compute capability
+/// build with its bucket (head dims up to 128), not deterministic, a compute capability
 /// 9.0 device and operands TMA can address; `why` says why not.
 bool cuda_sm90_backward_supports(const Problem& p, std::string* why);
 /// Whether automatic dispatch takes the Hopper backward: it supports the problem and the grid

@@ -13,8 +13,9 @@ import sys
 # N of S = Q K^T (the key-block widths of src/cuda/sm90/tile_config.h, long and short) and of the
 # backward's S^T = K Q^T and dP^T = V dO^T (its query-block rows, bwd_config.h).
 SS_SHAPES = (32, 64, 80, 96, 128, 160, 176, 208)
-# N of the backward's dQ = dS K per consumer warpgroup (half of the head-dim buckets it serves).
-SS_MN_SHAPES = (32, 64)
+# N of the backward's dQ = dS K per consumer warpgroup (its whole panels of the head dim:
+# BwdTile::dq_cols in src/cuda/sm90/bwd_config.h).
+SS_MN_SHAPES = (16, 32, 48, 64)
 # N of O += P V (the head-dim buckets).
 RS_SHAPES = (32, 48, 64, 80, 96, 128, 160, 192, 256)
 DTYPES = (("__nv_bfloat16", "bf16"), ("__half", "f16"))

@@ -6,8 +6,48 @@
 
 namespace flashvision::detail::sm90 {
 
+/// How a head-dim bucket's tiles are laid out in shared memory and how its two consumers split the
+/// columns of dQ = dS K. Q, K, V and dO are stored as column panels of `swizzle_bytes` per row (the
+/// TMA box and the wgmma swizzle). Each consumer computes dQ for `dq_panels` whole panels, so that
+/// its B operand (K, MN-major) starts on a panel boundary and its N is a whole number of panels:
+/// consumer c covers panels c (panels() - dq_panels) onwards. Where the panels cannot be halved
+/// (an odd count), the consumers' ranges share shared_dq_panels() panels in the middle, which
+/// both compute and only consumer 0 adds to dQ: the alternative, a different N per consumer, puts
+/// a branch around the wgmma, which makes ptxas serialize every wgmma of the kernel (C7520).
+struct BwdTile {
+  int bucket = 0;
+  int swizzle_bytes = 0;  ///< 0: the sm90 backward does not serve the bucket
+  int dq_panels = 0;
+
+  constexpr int panel_cols() const { return swizzle_bytes / 2; }
+  constexpr int panels() const { return bucket / panel_cols(); }
+  /// Columns of each consumer's dQ accumulator (the N of its dQ wgmma).
+  constexpr int dq_cols() const { return dq_panels * panel_cols(); }
+  constexpr int shared_dq_panels() const { return 2 * dq_panels - panels(); }
+};
+
+/// The sm90 backward's tile of a bucket. 64 and 128 have one panel per half of the head dim at the
+/// 64- and 128-byte swizzle; 32 and 96 at the 32-byte swizzle (16-column panels: 1 and 3 per half;
+/// the forward's 64-byte panels would be three at 96).
+/// 48 and 80 have an odd number of 32-byte panels (3 and 5, as in the forward): their consumers
+/// compute 2 and 3 panels of dQ, one of them in common, so the dQ GEMM does 4/3 and 6/5 of its
+/// work there (the backward's five GEMMs 1.07x and 1.04x), while the dQ atomics stay one per
+/// element. Buckets above 128 are not served: dK and dV alone take D of a consumer thread's 240
+/// registers, which leaves too few for S^T and dP^T (64 each per step) at D >= 160.
+constexpr BwdTile bwd_tile(int bucket) {
+  switch (bucket) {
+    case 32: return {32, 32, 1};
+    case 48: return {48, 32, 2};
+    case 64: return {64, 64, 1};
+    case 80: return {80, 32, 3};
+    case 96: return {96, 32, 3};
+    case 128: return {128, 128, 1};
+    default: return {};
+  }
+}
+
 /// Head-dim buckets the sm90 backward serves; the others run the sm80 backward.
-constexpr bool bwd_bucket_supported(int bucket) { return bucket == 64 || bucket == 128; }
+constexpr bool bwd_bucket_supported(int bucket) { return bwd_tile(bucket).swizzle_bytes != 0; }
 
 /// Keys of a CTA: 64 per consumer warpgroup, the M of their S^T = K Q^T and dK, dV GEMMs.
 inline constexpr int kBwdBlockN = 128;
@@ -21,10 +61,6 @@ inline constexpr int kBwdThreads = (kBwdConsumers + 1) * 128;
 /// the registers the CTA is launched with).
 inline constexpr int kBwdProducerRegisters = 24;
 inline constexpr int kBwdConsumerRegisters = 240;
-
-/// Swizzle (and panel row) bytes of the Q, K, V and dO tiles: a panel holds half the head dim,
-/// so that each consumer's half of dQ = dS K reads one panel of K as its MN-major B operand.
-constexpr int bwd_swizzle_bytes(int bucket) { return bucket; }
 
 /// dS tiles, [query][key] with the keys K-major for dQ's A operand: 128-byte swizzled panels of
 /// 64 keys (one per consumer), two buffers so that one step's dQ GEMMs and the next step's dS

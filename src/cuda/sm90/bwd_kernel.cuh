@@ -6,8 +6,8 @@
 // computes S^T = K Q^T and dP^T = V dO^T (both operands in shared memory), P^T and dS^T = P^T (dP^T
 // - D) in registers, dV += P^T dO and dK += dS^T Q with the probabilities as register A operands,
 // stores dS^T transposed (stmatrix) so that dQ = dS K can read it as a K-major A operand, and adds
-// its half of the dQ columns into the fp32 workspace with atomics. The preprocess (D, LSE in log2
-// units) and dQ convert kernels are the sm80 path's.
+// its share of the dQ columns (whole panels of K, bwd_config.h's BwdTile) into the fp32 workspace
+// with atomics. The preprocess (D, LSE in log2 units) and dQ convert kernels are the sm80 path's.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,15 +30,23 @@ namespace flashvision::detail::sm90 {
 /// Compile-time geometry of the backward for one head-dim bucket.
 template <int kHeadDim>
 struct BwdTraits {
-  static constexpr int kSwizzle = bwd_swizzle_bytes(kHeadDim);
+  static constexpr BwdTile kTile = bwd_tile(kHeadDim);
+  static constexpr int kSwizzle = kTile.swizzle_bytes;
   static constexpr uint32_t kSwizzleMode = kSwizzle == 128 ? 1 : (kSwizzle == 64 ? 2 : 3);
-  static constexpr int kPanelCols = kSwizzle / 2;
-  static constexpr int kPanels = kHeadDim / kPanelCols;
+  static constexpr int kPanelCols = kTile.panel_cols();
+  static constexpr int kPanels = kTile.panels();
+  /// dQ columns of a consumer (its first panel: consumer x kDqPanelStep), and those at the start
+  /// of consumer 1's range that consumer 0 also computes and adds.
+  static constexpr int kDqCols = kTile.dq_cols();
+  static constexpr int kDqPanelStep = kPanels - kTile.dq_panels;
+  static constexpr int kSharedDqCols = kTile.shared_dq_panels() * kPanelCols;
   static constexpr BwdSmemOffsets kOffsets = bwd_smem_offsets(kHeadDim);
   static constexpr uint32_t kKvBytes = kBwdBlockN * kHeadDim * 2;
   static constexpr uint32_t kQBytes = kBwdBlockM * kHeadDim * 2;
   static_assert(bwd_bucket_supported(kHeadDim), "a bucket the sm90 backward does not serve");
-  static_assert(kPanels == kBwdConsumers, "each consumer's dQ columns are one panel of K");
+  static_assert(kPanels * kPanelCols == kHeadDim, "whole panels");
+  static_assert(kBwdConsumers == 2 && kTile.dq_panels <= kPanels && kSharedDqCols >= 0,
+                "the two consumers' dQ panels cover the head dim");
   static_assert(kBwdBlockN == 64 * kBwdConsumers, "64 keys per consumer warpgroup");
   // The consumers' raise draws on the registers the CTA was launched with (tile_config.h).
   static_assert(128 * (kBwdProducerRegisters + kBwdConsumers * kBwdConsumerRegisters) <=
@@ -203,11 +211,12 @@ __device__ __forceinline__ void gemm_keys_by_dims(float (&acc)[kHeadDim / 2],
   }
 }
 
-/// A consumer's half of dQ = dS K: A = the dS tile of both consumers ([query][key], 128-byte
-/// swizzled panels of 64 keys), B = this consumer's panel of K (MN-major, kHeadDim / 2 columns).
+/// A consumer's columns of dQ = dS K: A = the dS tile of both consumers ([query][key], 128-byte
+/// swizzled panels of 64 keys), B = this consumer's panels of K from `k_panel` on (MN-major,
+/// kDqCols columns: the leading byte offset steps between panels).
 template <typename T, int kHeadDim>
-__device__ __forceinline__ void gemm_dq(float (&acc)[kHeadDim / 4], uint32_t ds_tile,
-                                        uint32_t k_panel) {
+__device__ __forceinline__ void gemm_dq(float (&acc)[BwdTraits<kHeadDim>::kDqCols / 2],
+                                        uint32_t ds_tile, uint32_t k_panel) {
   using Tr = BwdTraits<kHeadDim>;
 #pragma unroll
   for (int kk = 0; kk < kBwdBlockN / 16; ++kk) {
@@ -217,7 +226,7 @@ __device__ __forceinline__ void gemm_dq(float (&acc)[kHeadDim / 4], uint32_t ds_
     const uint64_t desc_b =
         smem_descriptor(k_panel + kk * 16 * Tr::kSwizzle, kBwdBlockN * Tr::kSwizzle,
                         8 * Tr::kSwizzle, Tr::kSwizzleMode);
-    wgmma_ss_mn<T, kHeadDim / 2>(acc, desc_a, desc_b, kk > 0 ? 1u : 0u);
+    wgmma_ss_mn<T, Tr::kDqCols>(acc, desc_a, desc_b, kk > 0 ? 1u : 0u);
   }
 }
 
@@ -297,11 +306,13 @@ struct BwdConsumer {
     }
   }
 
-  /// Adds this consumer's dQ columns of the block's valid rows into the fp32 workspace.
-  __device__ void add_dq(const float (&acc)[1][kHeadDim / 16][4], int head, int m0) const {
+  /// Adds this consumer's dQ columns of the block's valid rows into the fp32 workspace; consumer 1
+  /// leaves out the columns that consumer 0 also computed.
+  __device__ void add_dq(const float (&acc)[1][Tr::kDqCols / 8][4], int head, int m0) const {
     const sm80::BwdParams& b = p.base;
     const int head_dim = b.shape.head_dim;
-    const int col0 = consumer * (kHeadDim / 2);
+    const int col0 = consumer * Tr::kDqPanelStep * Tr::kPanelCols;
+    const int first_col = consumer * Tr::kSharedDqCols;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int row = warp * 16 + lane / 4 + half * 8;
@@ -309,9 +320,9 @@ struct BwdConsumer {
       float* dst =
           b.dq_accum + (head * b.accum_rows + w.rows.q_ws_row + m0 + row) * head_dim + col0;
 #pragma unroll
-      for (int n = 0; n < kHeadDim / 16; ++n) {
+      for (int n = 0; n < Tr::kDqCols / 8; ++n) {
         const int col = n * 8 + 2 * (lane % 4);
-        if (col0 + col < head_dim) {
+        if (col >= first_col && col0 + col < head_dim) {
           atomicAdd(reinterpret_cast<float2*>(dst + col),
                     make_float2(acc[0][n][2 * half], acc[0][n][2 * half + 1]));
         }
@@ -349,14 +360,15 @@ struct BwdConsumer {
     fence_proxy_async_shared();
     named_barrier_sync(1, kBwdConsumers * 128);  // both consumers' dS are in
 
-    float acc_dq[1][kHeadDim / 16][4];
+    float acc_dq[1][Tr::kDqCols / 8][4];
     fence_registers(flat(acc_dv));
     fence_registers(flat(acc_dk));
     wgmma_fence();
     gemm_keys_by_dims<T, kHeadDim>(flat(acc_dv), p_frag[0], sm.dout(stage));
     gemm_keys_by_dims<T, kHeadDim>(flat(acc_dk), ds_frag[0], sm.q(stage));
     wgmma_commit();
-    gemm_dq<T, kHeadDim>(flat(acc_dq), ds_tile, sm.k() + consumer * kBwdBlockN * Tr::kSwizzle);
+    gemm_dq<T, kHeadDim>(flat(acc_dq), ds_tile,
+                         sm.k() + consumer * Tr::kDqPanelStep * kBwdBlockN * Tr::kSwizzle);
     wgmma_commit();
     wgmma_wait<0>();
     fence_registers(flat(acc_dv));

@@ -62,7 +62,7 @@ Target cuda_target(CudaKernel kernel) {
   target.device_index = 0;
   target.backend = kernel == CudaKernel::sm90 ? Backend::cuda_sm90 : Backend::cuda_sm80;
   target.backward_backend = target.backend;
-  // The Hopper backward serves buckets 64 and 128 and no deterministic mode: the rest of an sm90
+  // The Hopper backward serves head dims up to 128 and no deterministic mode: the rest of an sm90
   // target's backward calls run on sm80.
   if (kernel == CudaKernel::sm90) target.backward_fallback = Backend::cuda_sm80;
   target.allocate = [](std::size_t bytes) { return std::make_unique<DeviceBuffer>(bytes); };

@@ -1,8 +1,9 @@
 // The Hopper backward main kernel (src/cuda/sm90/bwd_kernel.cuh), forced without the sm80
-// fallback of the sm90 test target, against the float64 reference: both buckets it serves (with
-// padded columns), ragged query and key blocks, GQA and MQA, causal masks either way round,
-// varlen batches with empty sequences, grids smaller than the GPU; and which backward automatic
-// dispatch picks.
+// fallback of the sm90 test target, against the float64 reference: every bucket it serves (with
+// padded columns, and 48 and 80, whose consumers compute a dQ panel in common that only one of
+// them may add), ragged query and key blocks, GQA and MQA, causal masks either way round, varlen
+// batches with empty sequences, grids smaller than the GPU; and which backward automatic dispatch
+// picks.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -26,30 +27,36 @@ class GpuSm90Backward : public GpuSm90Test {
 };
 
 TEST_P(GpuSm90Backward, BucketsAndRaggedBlocks) {
-  // 64 and 128, and widths padded inside them; several query blocks (64 rows) and key blocks
-  // (128 keys), partial ones, single rows.
-  for (const int64_t dim : {64, 56, 128, 104}) {
+  // Every bucket and widths padded inside them (SD 1.5's 40, DiT's 72, 24, 88, 104); several
+  // query blocks (64 rows) and key blocks (128 keys), partial ones, single rows.
+  for (const int64_t dim : {32, 24, 48, 40, 64, 56, 80, 72, 96, 88, 128, 104}) {
     SCOPED_TRACE("head_dim " + std::to_string(dim));
     check_backward(target(), dense_case(dtype(), 300, 200, dim));
     check_backward(target(), dense_case(dtype(), 64, 128, dim));
   }
   check_backward(target(), dense_case(dtype(), 1, 1, 64));
   check_backward(target(), dense_case(dtype(), 129, 257, 128));
+  // ViT-H/14 at 224: 257 tokens, head dim 80.
+  check_backward(target(), dense_case(dtype(), 257, 257, 80));
 }
 
 TEST_P(GpuSm90Backward, GroupedHeads) {
   for (const bool causal : {false, true}) {
-    AttentionCase gqa = dense_case(dtype(), 190, 300, 64);
-    gqa.heads = 6;
-    gqa.heads_kv = 2;
-    gqa.causal = causal;
-    check_backward(target(), gqa);
-    AttentionCase mqa = dense_case(dtype(), 150, 61, 128);
-    mqa.heads = 4;
-    mqa.heads_kv = 1;
-    mqa.causal = causal;
-    mqa.layout = Layout::torch;
-    check_backward(target(), mqa);
+    for (const int64_t dim : {64, 80, 40}) {
+      AttentionCase gqa = dense_case(dtype(), 190, 300, dim);
+      gqa.heads = 6;
+      gqa.heads_kv = 2;
+      gqa.causal = causal;
+      check_backward(target(), gqa);
+    }
+    for (const int64_t dim : {128, 72, 32}) {
+      AttentionCase mqa = dense_case(dtype(), 150, 61, dim);
+      mqa.heads = 4;
+      mqa.heads_kv = 1;
+      mqa.causal = causal;
+      mqa.layout = Layout::torch;
+      check_backward(target(), mqa);
+    }
   }
 }
 
@@ -57,7 +64,7 @@ TEST_P(GpuSm90Backward, CausalBothWaysRound) {
   // More keys than queries (key blocks seen by few query blocks) and more queries than keys (rows
   // that see no key: LSE = -inf, P = 0).
   for (const auto& [nq, nk] : {std::pair<int64_t, int64_t>{100, 400}, {400, 130}}) {
-    for (const int64_t dim : {64, 128}) {
+    for (const int64_t dim : {64, 128, 40, 80, 96}) {
       AttentionCase c = dense_case(dtype(), nq, nk, dim);
       c.causal = true;
       check_backward(target(), c);
@@ -80,17 +87,24 @@ TEST_P(GpuSm90Backward, VarlenWithEmptySequences) {
     c.head_dim = 64;
     c.layout = Layout::torch;
     check_backward(target(), c);
+    c.head_dim = 80;
+    check_backward(target(), c);
+    c.head_dim = 40;
+    c.layout = Layout::flash;
+    check_backward(target(), c);
   }
 }
 
 TEST_P(GpuSm90Backward, ManyCtasAndCustomScale) {
   // More key blocks x heads x sequences than SMs, so CTAs run in waves; a scale other than
   // 1/sqrt(D) reaches dK and dQ.
-  AttentionCase c = dense_case(dtype(), 100, 512, 64);
-  c.batch = 4;
-  c.heads = c.heads_kv = 16;
-  c.softmax_scale = 0.3f;
-  check_backward(target(), c);
+  for (const int64_t dim : {64, 80}) {
+    AttentionCase c = dense_case(dtype(), 100, 512, dim);
+    c.batch = 4;
+    c.heads = c.heads_kv = 16;
+    c.softmax_scale = 0.3f;
+    check_backward(target(), c);
+  }
 }
 
 TEST_P(GpuSm90Backward, AutomaticDispatchByGrid) {
