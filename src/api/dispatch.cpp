@@ -44,11 +44,17 @@ Backend choose_backend(const Problem& p, Backend requested, bool backward) {
   }
   // The Hopper kernels where they apply (and, in the backward, where the grid is large enough for
   // them); the portable path for the rest.
+  std::string sm90_why;
   if (requested == Backend::automatic && (backward ? detail::cuda_sm90_backward_preferred(p)
-                                                   : detail::cuda_sm90_supports(p, nullptr))) {
+                                                   : detail::cuda_sm90_supports(p, &sm90_why))) {
     return Backend::cuda_sm90;
   }
-  if (!detail::cuda_supports(p, backward, &why)) throw Error(why);
+  if (!detail::cuda_supports(p, backward, &why)) {
+    // Head dims above 256 only the Hopper forward serves: say why it refused too (e.g. a build
+    // without bucket 512, or a GPU other than compute capability 9.0).
+    if (p.head_dim > 256 && !sm90_why.empty()) why += "; the Hopper forward: " + sm90_why;
+    throw Error(why);
+  }
   return Backend::cuda_sm80;
 #else
   (void)backward;
