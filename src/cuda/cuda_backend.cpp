@@ -472,12 +472,17 @@ int sm90_rows_override() {
 /// The sm90 forward tile of p (tile_config.h): key blocks sized to the longest key sequence, so
 /// that short image sequences get the bucket's short width where it pads fewer keys; query rows
 /// from the shape of the persistent schedule on `sm_count` SMs, or as FLASHVISION_SM90_FWD_ROWS
-/// says where the bucket has such a tile with that key width.
+/// says where the bucket's wide tile applies at that key width. A wide tile runs with its own
+/// width (wide_block_n).
 sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
   const int block_n = sm90::fwd_block_n(bucket, p.seqlen_k);
   int block_m = sm90::fwd_block_m(bucket, block_n, p.seqlen_q, p.batch * p.heads, sm_count);
   if (const int rows = sm90_rows_override(); rows != 0) {
-    block_m = sm90::fwd_tile_exists(bucket, rows, block_n) ? rows : sm90::kNarrowBlockM;
+    const bool wide = rows == sm90::wide_block_m(bucket) && sm90::wide_tile_applies(bucket, block_n);
+    block_m = wide ? rows : sm90::kNarrowBlockM;
+  }
+  if (block_m != sm90::kNarrowBlockM) {
+    return sm90::fwd_tile(bucket, block_m, sm90::wide_block_n(bucket));
   }
   return sm90::fwd_tile(bucket, block_m, block_n);
 }

@@ -19,7 +19,7 @@ bool contains(sm80::HeadDimList<kDims...>, int bucket) {
 }
 
 /// The instantiation of bucket kDim with `block_m` x `block_n` tiles: 128 rows with the long or
-/// the short key width, or the wide rows with the long width.
+/// the short key width, or the wide rows with the wide tile's width.
 template <DType kDType, int kDim>
 void forward_bucket(int block_m, int block_n, const FwdParams& params, void* stream) {
   constexpr int kLong = fwd_tile(kDim).block_n;
@@ -34,8 +34,9 @@ void forward_bucket(int block_m, int block_n, const FwdParams& params, void* str
     }
   }
   if constexpr (kWide != 0) {
-    if (block_m == kWide && block_n == kLong) {
-      return run_fwd<kDType, kDim, kWide, kLong>(params, stream);
+    constexpr int kWideN = wide_block_n(kDim);
+    if (block_m == kWide && block_n == kWideN) {
+      return run_fwd<kDType, kDim, kWide, kWideN>(params, stream);
     }
   }
   throw Error("sm90: head-dim bucket " + std::to_string(kDim) + " has no " +

@@ -54,14 +54,32 @@ constexpr FwdTile fwd_tile(int bucket) {
 /// Query rows of a tile of two consumer warpgroups: every bucket has them.
 inline constexpr int kNarrowBlockM = 128;
 
-/// Query rows of the bucket's wide tile (three consumer warpgroups, with the long key width), or 0
-/// where it has none. Up to D = 64 an exponential costs the MUFU pipe as much as its share of the
-/// two GEMMs costs the tensor cores, or more, so the softmax of two warpgroups has to hide behind
-/// the GEMMs of a third rather than of one: 192-row tiles ran D = 64 at N = 4096 and
-/// 16384 1.20-1.22x as fast per row as 128-row ones (bench/results/2026-11-29-h200-wg3). From D =
-/// 80 on, O and S need more than the 160 registers a consumer of three gets (ptxas serialized the
-/// wgmma at 80).
-constexpr int wide_block_m(int bucket) { return bucket <= 64 ? 192 : 0; }
+/// Query rows of the bucket's wide tile (three consumer warpgroups), or 0 where it has none. Up to
+/// D = 80 an exponential costs the MUFU pipe about as much as its share of the two GEMMs costs the
+/// tensor cores, or more, so the softmax of two warpgroups has to hide behind the GEMMs of a third
+/// rather than of one: 192-row tiles ran D = 64 at N = 4096 and 16384 1.20-1.22x as fast per row
+/// as 128-row ones (bench/results/2026-11-29-h200-wg3), D = 72/80 1.15-1.42x
+/// (bench/results/2026-11-29-h200-v7). Above D = 80, O and S need more than the 160 registers a
+/// consumer of three gets.
+constexpr int wide_block_m(int bucket) { return bucket <= 80 ? 192 : 0; }
+
+/// Keys per step of the bucket's wide tile, or 0 where it has none: the long width up to D = 64;
+/// 96 at D = 80, where S of 128 keys next to O passed the 160 registers (ptxas serialized the
+/// wgmma).
+constexpr int wide_block_n(int bucket) {
+  if (bucket <= 64) return fwd_tile(bucket).block_n;
+  return bucket == 80 ? 96 : 0;
+}
+
+/// Whether the bucket's wide tile may replace its 128-row tile of `block_n` keys: at the long
+/// width, and where the wide tile has a width of its own (D = 80) at any width. Up to D = 64 the
+/// short widths have no wide counterpart: they serve short sequences, whose queries are short too
+/// (192-row blocks would pad ViT-B's 197 queries to 384).
+constexpr bool wide_tile_applies(int bucket, int block_n) {
+  const int wide_n = wide_block_n(bucket);
+  const int long_n = fwd_tile(bucket).block_n;
+  return wide_n != 0 && (block_n == long_n || wide_n != long_n);
+}
 
 /// The bucket's second key-block width, for short sequences, or 0 where it has none. Image
 /// sequences are a few key blocks long, and the last block is mostly padding at the long width
@@ -92,13 +110,12 @@ constexpr FwdTile fwd_tile(int bucket, int block_m, int block_n) {
 }
 
 /// Whether the bucket has that tile: 128 rows with its long or short key width, or its wide rows
-/// with the long width. Short key sequences come with short query sequences in image models, and
-/// 192-row blocks would pad ViT-B's 197 queries to 384, so the short widths have no wide tile.
+/// with the wide tile's width.
 constexpr bool fwd_tile_exists(int bucket, int block_m, int block_n) {
   const int long_n = fwd_tile(bucket).block_n;
   const int short_n = short_block_n(bucket);
   if (block_m == kNarrowBlockM) return block_n == long_n || (short_n != 0 && block_n == short_n);
-  return block_m != 0 && block_m == wide_block_m(bucket) && block_n == long_n;
+  return block_m != 0 && block_m == wide_block_m(bucket) && block_n == wide_block_n(bucket);
 }
 
 /// What a key block costs beyond its keys, in keys: barrier waits, the ping-pong turn, row-max
@@ -134,14 +151,15 @@ inline constexpr int kWideSpeedDen = 5;
 
 /// Query rows per tile of the forward of a bucket with `block_n` keys per step, for `seqlen_q`
 /// query rows (the longest sequence in varlen mode) of `batch_heads` (sequence, head) pairs on a
-/// device with `sm_count` SMs: the wide rows where the bucket has them for this width and the
-/// busiest CTA of the persistent schedule does not take longer with them. Its time is modelled as
+/// device with `sm_count` SMs: the wide rows where the bucket's wide tile applies at this width
+/// (it then runs with its own width, wide_block_n) and the busiest CTA of the persistent schedule
+/// does not take longer with them. Its time is modelled as
 /// its tiles (waves of sm_count tiles) times their rows over their speed, so that padding of
 /// short query sequences and a wave added by the wide tiles both count.
 constexpr int fwd_block_m(int bucket, int block_n, long long seqlen_q, long long batch_heads,
                           int sm_count) {
   const int wide = wide_block_m(bucket);
-  if (wide == 0 || block_n != fwd_tile(bucket).block_n) return kNarrowBlockM;
+  if (!wide_tile_applies(bucket, block_n)) return kNarrowBlockM;
   const long long sms = sm_count > 0 ? sm_count : 1;
   const auto waves = [&](int rows) {
     const long long tiles = (seqlen_q + rows - 1) / rows * batch_heads;

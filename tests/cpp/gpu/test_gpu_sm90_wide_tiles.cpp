@@ -1,4 +1,4 @@
-// The wide tiles of the sm90 forward (src/cuda/sm90/tile_config.h): buckets 32 to 64 have a
+// The wide tiles of the sm90 forward (src/cuda/sm90/tile_config.h): buckets 32 to 80 have a
 // 192-row tile of three consumer warpgroups next to the 128-row one, and the host picks it from the
 // shape of the persistent schedule. The choice is checked on its own, and the GPU cases force
 // each tile with FLASHVISION_SM90_FWD_ROWS so that small shapes run both against the float64
@@ -23,7 +23,13 @@ constexpr const char* kRowsVar = "FLASHVISION_SM90_FWD_ROWS";
 constexpr int kH200Sms = 132;
 
 static_assert(sm90::wide_block_m(32) == 192 && sm90::wide_block_m(48) == 192 &&
-              sm90::wide_block_m(64) == 192 && sm90::wide_block_m(80) == 0);
+              sm90::wide_block_m(64) == 192 && sm90::wide_block_m(80) == 192 &&
+              sm90::wide_block_m(96) == 0);
+// Bucket 80's wide tile has keys of its own, and replaces the short width too.
+static_assert(sm90::fwd_tile_exists(80, 192, sm90::wide_block_n(80)));
+static_assert(!sm90::fwd_tile_exists(80, 192, sm90::fwd_tile(80).block_n));
+static_assert(sm90::wide_tile_applies(80, sm90::short_block_n(80)));
+static_assert(!sm90::wide_tile_applies(64, sm90::short_block_n(64)));
 static_assert(sm90::fwd_tile_exists(64, 192, sm90::fwd_tile(64).block_n));
 static_assert(!sm90::fwd_tile_exists(64, 192, sm90::short_block_n(64)), "no wide short tile");
 static_assert(!sm90::fwd_tile_exists(128, 192, sm90::fwd_tile(128).block_n));
@@ -41,6 +47,9 @@ TEST(Sm90WideTileChoice, ManyWavesTakeTheWideTile) {
   EXPECT_EQ(rows_64(1024, 16 * 32), 192);  // N = 1024: padding 1024 rows to 1152 still pays
   EXPECT_EQ(rows_64(4096, 2 * 10), 192);   // SDXL self attention: 4 waves of wide tiles, 5 narrow
   EXPECT_EQ(sm90::fwd_block_m(48, 128, 4096, 16, kH200Sms), 192);  // SD 1.5 64x64 (D = 40)
+  EXPECT_EQ(sm90::fwd_block_m(80, 128, 1024, 16 * 16, kH200Sms), 192);  // DiT-XL/2 (D = 72)
+  // ViT-H/14 (D = 80): 257 rows fill two wide tiles as they fill three narrow ones.
+  EXPECT_EQ(sm90::fwd_block_m(80, sm90::short_block_n(80), 257, 128 * 16, kH200Sms), 192);
 }
 
 TEST(Sm90WideTileChoice, FewTilesOrShortRowsKeepTheNarrowTile) {
@@ -48,8 +57,9 @@ TEST(Sm90WideTileChoice, FewTilesOrShortRowsKeepTheNarrowTile) {
   EXPECT_EQ(rows_64(4000, 2), 128);
   // Short query sequences against long keys: 192 rows would be mostly padding.
   EXPECT_EQ(rows_64(64, 4096), 128);
-  // Buckets without a wide tile, and the short key widths.
-  EXPECT_EQ(sm90::fwd_block_m(80, 128, 4096, 128, kH200Sms), 128);
+  // SD 1.5's 32x32 level (D = 80): 96 wide tiles leave a third of the SMs idle.
+  EXPECT_EQ(sm90::fwd_block_m(80, 128, 1024, 2 * 8, kH200Sms), 128);
+  // Buckets without a wide tile, and the short key widths up to D = 64.
   EXPECT_EQ(sm90::fwd_block_m(128, 176, 4096, 128, kH200Sms), 128);
   EXPECT_EQ(sm90::fwd_block_m(64, sm90::short_block_n(64), 197, 256 * 12, kH200Sms), 128);
   // No device count (0) is read as one SM rather than dividing by zero.
@@ -67,10 +77,12 @@ TEST_P(GpuSm90WideTiles, BothTilesMatchTheReference) {
     SCOPED_TRACE(std::string(kRowsVar) + "=" + rows);
     // One per wide bucket (40 pads to 48), key sequences past the short widths' reach so that the
     // long width runs; query tiles full, partial, and with rows for the first consumer only.
-    for (const int64_t dim : {32, 40, 64}) {
+    for (const int64_t dim : {32, 40, 64, 72, 80}) {
       for (const int64_t nq : {192, 200, 50, 383})
         check_forward(target(), dense_case(dtype(), nq, 900, dim));
     }
+    // ViT-H/14's 257 tokens at D = 80: the short key width, which the wide tile replaces.
+    check_forward(target(), dense_case(dtype(), 257, 257, 80));
   }
 }
 
@@ -79,9 +91,11 @@ TEST_P(GpuSm90WideTiles, CausalGroupedAndVarlen) {
   // Causal, aligned bottom-right: more keys than queries, then more queries than keys (the
   // first rows see nothing, whole consumers of a tile may see nothing).
   for (const auto& [nq, nk] : {std::pair<int64_t, int64_t>{300, 1000}, {1000, 900}}) {
-    AttentionCase c = dense_case(dtype(), nq, nk, 64);
-    c.causal = true;
-    check_forward(target(), c);
+    for (const int64_t dim : {64, 80}) {
+      AttentionCase c = dense_case(dtype(), nq, nk, dim);
+      c.causal = true;
+      check_forward(target(), c);
+    }
   }
   AttentionCase gqa = dense_case(dtype(), 400, 1000, 64);
   gqa.heads = 6;
@@ -101,10 +115,13 @@ TEST_P(GpuSm90WideTiles, CausalGroupedAndVarlen) {
   varlen.seqlens_k = {900, 1000, 5, 193, 0};
   varlen.heads = 4;
   varlen.heads_kv = 2;
-  varlen.head_dim = 64;
-  check_forward(target(), varlen);
-  varlen.causal = true;
-  check_forward(target(), varlen);
+  for (const int64_t dim : {64, 72}) {
+    varlen.head_dim = dim;
+    varlen.causal = false;
+    check_forward(target(), varlen);
+    varlen.causal = true;
+    check_forward(target(), varlen);
+  }
 }
 
 TEST_P(GpuSm90WideTiles, SeveralTilesPerCta) {
