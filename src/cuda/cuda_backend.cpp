@@ -127,8 +127,9 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 struct DeviceInfo {
   int major = 0;
   int minor = 0;
-  int smem_optin = 0;  ///< shared memory a block may opt into, bytes
-  int sm_count = 0;    ///< streaming multiprocessors (persistent grids)
+  int smem_optin = 0;   ///< shared memory a block may opt into, bytes
+  int smem_per_sm = 0;  ///< shared memory of one SM, bytes (CTAs sharing an SM split it)
+  int sm_count = 0;     ///< streaming multiprocessors (persistent grids)
 };
 
 DeviceInfo device_info(int device) {
@@ -141,6 +142,7 @@ DeviceInfo device_info(int device) {
   cudaDeviceGetAttribute(&info.major, cudaDevAttrComputeCapabilityMajor, device);
   cudaDeviceGetAttribute(&info.minor, cudaDevAttrComputeCapabilityMinor, device);
   cudaDeviceGetAttribute(&info.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  cudaDeviceGetAttribute(&info.smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
   cudaDeviceGetAttribute(&info.sm_count, cudaDevAttrMultiProcessorCount, device);
   cache.emplace(device, info);
   return info;
@@ -201,7 +203,10 @@ bool cuda_supports(const Problem& p, bool backward, std::string* why) {
     }
   }
   if (!bad.empty()) return fail(why, bad);
-  const int64_t tile_m = backward ? sm80::bwd_tile(bucket).block_n : sm80::fwd_tile(bucket).block_m;
+  // The forward's CTA count at its smallest tile (64 rows where a bucket has the two-CTA tile).
+  const int fwd_rows = sm80::fwd_tile(bucket, 1).block_m > 0 ? sm80::fwd_tile(bucket, 1).block_m
+                                                              : sm80::fwd_tile(bucket).block_m;
+  const int64_t tile_m = backward ? sm80::bwd_tile(bucket).block_n : fwd_rows;
   const int64_t rows = backward ? p.seqlen_k : p.seqlen_q;
   const int64_t heads = backward ? p.heads_kv : p.heads;
   if (ceil_div(rows, tile_m) * p.batch * heads > INT32_MAX) {
@@ -247,6 +252,27 @@ void set_common_params(Params& params, const Problem& p) {
   params.v = tensor_params(p.v);
 }
 
+/// The cap on a tile-variant choice that environment variable `name` sets: its digit, or the
+/// highest variant when it is unset or empty; anything but one digit below `variants` is an error.
+int tile_variant_cap(const char* name, int variants) {
+  const char* cap = std::getenv(name);
+  if (cap == nullptr || *cap == '\0') return variants - 1;
+  if (cap[1] != '\0' || cap[0] < '0' || cap[0] >= '0' + variants) {
+    throw Error(std::string(name) + " is \"" + cap + "\", expected a tile variant 0.." +
+                std::to_string(variants - 1));
+  }
+  return cap[0] - '0';
+}
+
+/// The forward tile variant (tile_config.h): the device's pick, at most FLASHVISION_SM80_FWD_TILE
+/// (0, 1) when that is set, so that one GPU can run the tile other devices pick (the GPU tests do).
+int forward_tile_variant(int bucket, int device_index) {
+  const DeviceInfo info = device_info(device_index);
+  const int best = sm80::fwd_tile_variant(bucket, static_cast<std::size_t>(info.smem_per_sm),
+                                          static_cast<std::size_t>(info.smem_optin));
+  return std::min(best, tile_variant_cap("FLASHVISION_SM80_FWD_TILE", sm80::kFwdTileVariants));
+}
+
 }  // namespace
 
 void cuda_forward(const Problem& p) {
@@ -254,7 +280,9 @@ void cuda_forward(const Problem& p) {
   const int bucket = sm80::head_dim_bucket(p.head_dim);
   sm80::FwdParams params;
   set_common_params(params, p);
-  params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, sm80::fwd_tile(bucket).block_m));
+  params.tile_variant = forward_tile_variant(bucket, p.device_index);
+  params.num_m_blocks =
+      static_cast<int>(ceil_div(p.seqlen_q, sm80::fwd_tile(bucket, params.tile_variant).block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
   sm80::forward(p.dtype, bucket, params, p.stream);
 }
@@ -267,14 +295,9 @@ namespace {
 int backward_tile_variant(int bucket, int device_index) {
   const int best = sm80::bwd_tile_variant(
       bucket, static_cast<std::size_t>(device_info(device_index).smem_optin));
-  const char* cap = std::getenv("FLASHVISION_SM80_BWD_TILE");
-  if (cap == nullptr || *cap == '\0') return best;
-  if (cap[1] != '\0' || cap[0] < '0' || cap[0] >= '0' + sm80::kBwdTileVariants) {
-    throw Error(std::string("FLASHVISION_SM80_BWD_TILE is \"") + cap +
-                "\", expected a tile variant 0.." + std::to_string(sm80::kBwdTileVariants - 1));
-  }
+  const int cap = tile_variant_cap("FLASHVISION_SM80_BWD_TILE", sm80::kBwdTileVariants);
   // Every variant below the best one the bucket has fits too: they need less shared memory.
-  for (int variant = std::min(best, cap[0] - '0'); variant > 0; --variant) {
+  for (int variant = std::min(best, cap); variant > 0; --variant) {
     if (sm80::bwd_tile(bucket, variant).block_m > 0) return variant;
   }
   return 0;

@@ -20,10 +20,10 @@
 
 namespace flashvision::detail::sm80 {
 
-/// Compile-time geometry of the forward kernel for one head-dim bucket.
-template <int kHeadDim>
+/// Compile-time geometry of the forward kernel for one head-dim bucket and tile variant.
+template <int kHeadDim, int kVariant>
 struct FwdTraits {
-  static constexpr FwdTile kTile = fwd_tile(kHeadDim);
+  static constexpr FwdTile kTile = fwd_tile(kHeadDim, kVariant);
   static constexpr int kBlockM = kTile.block_m;
   static constexpr int kBlockN = kTile.block_n;
   static constexpr int kWarps = kTile.warps;
@@ -31,14 +31,15 @@ struct FwdTraits {
   static constexpr int kRowsPerWarp = kBlockM / kWarps;
   static constexpr int kMTiles = kRowsPerWarp / 16;
   static constexpr int kLd = padded(kHeadDim);
+  static_assert(kBlockM > 0, "the bucket has this tile variant");
   static_assert(kRowsPerWarp % 16 == 0 && kBlockN % 16 == 0 && kHeadDim % 16 == 0);
 };
 
 /// Forward attention for one (query block, head, sequence).
-template <typename T, int kHeadDim>
-__global__ void __launch_bounds__(FwdTraits<kHeadDim>::kThreads)
+template <typename T, int kHeadDim, int kVariant>
+__global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant>::kThreads)
     fwd_kernel(const __grid_constant__ FwdParams p) {
-  using Tr = FwdTraits<kHeadDim>;
+  using Tr = FwdTraits<kHeadDim, kVariant>;
   constexpr int kBlockM = Tr::kBlockM, kBlockN = Tr::kBlockN, kMTiles = Tr::kMTiles;
   constexpr int kLd = Tr::kLd, kDTiles = kHeadDim / 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -155,19 +156,30 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim>::kThreads)
   }
 }
 
-template <DType kDType, int kHeadDim>
-void run_fwd(const FwdParams& params, void* stream) {
-  using T = typename CudaElement<kDType>::type;
-  using Tr = FwdTraits<kHeadDim>;
-  constexpr int kSmem = static_cast<int>(fwd_smem_bytes(kHeadDim));
-  auto* kernel = &fwd_kernel<T, kHeadDim>;
+/// Launches tile variant kVariant of the forward kernel.
+template <typename T, int kHeadDim, int kVariant>
+void launch_fwd(const FwdParams& params, cudaStream_t stream) {
+  using Tr = FwdTraits<kHeadDim, kVariant>;
+  constexpr int kSmem = static_cast<int>(fwd_smem_bytes(kHeadDim, kVariant));
+  auto* kernel = &fwd_kernel<T, kHeadDim, kVariant>;
   cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
              "cudaFuncSetAttribute (sm80 forward)");
   const long long blocks = static_cast<long long>(params.num_m_blocks) * params.shape.batch *
                            params.shape.heads;
-  kernel<<<static_cast<unsigned>(blocks), Tr::kThreads, kSmem,
-           static_cast<cudaStream_t>(stream)>>>(params);
+  kernel<<<static_cast<unsigned>(blocks), Tr::kThreads, kSmem, stream>>>(params);
   cuda_check(cudaGetLastError(), "the sm80 forward kernel launch");
+}
+
+/// The forward kernel in the tile variant the host chose (params.tile_variant); variants the
+/// bucket lacks are not instantiated.
+template <DType kDType, int kHeadDim>
+void run_fwd(const FwdParams& params, void* stream) {
+  using T = typename CudaElement<kDType>::type;
+  auto* s = static_cast<cudaStream_t>(stream);
+  if constexpr (fwd_tile(kHeadDim, 1).block_m > 0) {
+    if (params.tile_variant == 1) return launch_fwd<T, kHeadDim, 1>(params, s);
+  }
+  launch_fwd<T, kHeadDim, 0>(params, s);
 }
 
 }  // namespace flashvision::detail::sm80

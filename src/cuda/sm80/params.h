@@ -38,6 +38,8 @@ struct FwdParams {
   float* lse = nullptr;     ///< optional; addressed by (seq, head, row) strides below
   int64_t lse_seq_stride = 0, lse_head_stride = 0, lse_row_stride = 0;
   int num_m_blocks = 0;
+  /// The kernel's tile variant (tile_config.h's fwd_tile), the host's pick for the device.
+  int tile_variant = 0;
 };
 
 /// Backward parameters (all three kernels).

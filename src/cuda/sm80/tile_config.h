@@ -23,13 +23,23 @@ constexpr int padded(int cols) { return cols + 8; }
 
 /// Forward tile: kBlockM query rows, kBlockN keys per step, kWarps warps splitting the rows.
 struct FwdTile {
-  int block_m;
+  int block_m;  ///< 0: the bucket has no such variant
   int block_n;
   int warps;
 };
 
-/// Forward tile of a head-dim bucket.
-constexpr FwdTile fwd_tile(int head_dim) {
+/// Forward tile variants of a bucket: 0 fits every sm80+ device; 1, where a bucket has it, is
+/// taken on devices whose SM holds two of its CTAs (fwd_tile_variant).
+inline constexpr int kFwdTileVariants = 2;
+
+/// Forward tile `variant` of a head-dim bucket (block_m = 0 where the bucket has none).
+constexpr FwdTile fwd_tile(int head_dim, int variant = 0) {
+  // D = 256 on an SM with 228 KiB (Hopper): 64 x 64 with 4 warps of 16 rows needs 99 KiB, so two
+  // CTAs share the SM with the same 8 warps as one 128 x 64 CTA, but as two barrier domains: one
+  // CTA's GEMMs run while the other waits at a barrier or for its K/V copy (FA2's Hopper tile).
+  // The register file still holds both: 128 threads x 255 registers x 2 <= 64 Ki.
+  if (variant == 1) return head_dim == 256 ? FwdTile{64, 64, 4} : FwdTile{};
+  if (variant != 0) return {};
   // A warp owns 32 rows (4 warps) or 16 rows (8 warps): the O accumulator plus one score block
   // stay within 255 registers. Wide key blocks amortize the per-block costs that do not scale with
   // kBlockN (the O rescale, the row-max shuffles, two barriers) over more tensor-core work.
@@ -37,10 +47,25 @@ constexpr FwdTile fwd_tile(int head_dim) {
   return {128, 64, 8};
 }
 
-/// Forward dynamic shared memory in bytes: Q block, one K and one V block.
-constexpr std::size_t fwd_smem_bytes(int head_dim) {
-  const FwdTile t = fwd_tile(head_dim);
+/// Forward dynamic shared memory in bytes of tile `variant`: Q block, one K and one V block.
+constexpr std::size_t fwd_smem_bytes(int head_dim, int variant = 0) {
+  const FwdTile t = fwd_tile(head_dim, variant);
   return static_cast<std::size_t>(t.block_m + 2 * t.block_n) * padded(head_dim) * 2;
+}
+
+/// Shared memory the runtime reserves per CTA on sm80 and newer (cudaDevAttrReservedSharedMemory
+/// PerBlock), which counts against the SM's shared memory when CTAs share an SM.
+inline constexpr std::size_t kReservedSmemPerBlock = 1024;
+
+/// The forward tile variant for a bucket on a device with `smem_per_sm` bytes of shared memory
+/// per SM and `smem_optin` per block: 1 where the bucket has it and two of its CTAs fit one SM
+/// (H100/H200: 228 KiB; not A100's 164 KiB), else 0.
+constexpr int fwd_tile_variant(int head_dim, std::size_t smem_per_sm, std::size_t smem_optin) {
+  const FwdTile t = fwd_tile(head_dim, 1);
+  const std::size_t bytes = fwd_smem_bytes(head_dim, 1);
+  return t.block_m > 0 && bytes <= smem_optin && 2 * (bytes + kReservedSmemPerBlock) <= smem_per_sm
+             ? 1
+             : 0;
 }
 
 /// Backward tile: the CTA owns block_n keys and walks query blocks of block_m rows.

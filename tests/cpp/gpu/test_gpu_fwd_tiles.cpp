@@ -1,0 +1,95 @@
+// The sm80 forward's tile variants: which one a device's shared memory picks (host-only, no GPU
+// needed), and every variant on the GPU at hand. An H100/H200 takes the 64-row tile of two CTAs
+// per SM at D = 256, an A100 the 128-row one; FLASHVISION_SM80_FWD_TILE caps the choice, so one
+// GPU runs both.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <random>
+#include <string>
+
+#include "attention_check.h"
+#include "cuda/sm80/tile_config.h"
+#include "cuda_target.h"
+#include "scoped_env.h"
+
+namespace flashvision::testing {
+namespace {
+
+using detail::sm80::fwd_smem_bytes;
+using detail::sm80::fwd_tile;
+using detail::sm80::fwd_tile_variant;
+using detail::sm80::kHeadDimBuckets;
+
+constexpr const char* kVariantVar = "FLASHVISION_SM80_FWD_TILE";
+
+// Shared memory per SM and opt-in per block: H100/H200, A100.
+constexpr std::size_t kHopperSm = 228 * 1024, kHopperBlock = 227 * 1024;
+constexpr std::size_t kA100Sm = 164 * 1024, kA100Block = 163 * 1024;
+
+TEST(FwdTileVariant, TwoCtasPerSmOnlyWhereTheyFit) {
+  EXPECT_EQ(fwd_tile_variant(256, kHopperSm, kHopperBlock), 1);
+  EXPECT_EQ(fwd_tile_variant(256, kA100Sm, kA100Block), 0);
+  for (int dim : kHeadDimBuckets) {
+    if (dim == 256 || dim > 256) continue;
+    EXPECT_EQ(fwd_tile_variant(dim, kHopperSm, kHopperBlock), 0) << dim;
+    EXPECT_EQ(fwd_tile(dim, 1).block_m, 0) << dim;
+  }
+}
+
+TEST(FwdTileVariant, SharedMemoryOfTheTwoCtaTile) {
+  // 64 query rows, 64 keys of K and of V, rows of 264 two-byte elements: two CTAs plus the 1 KiB
+  // the runtime reserves for each fit 228 KiB.
+  EXPECT_EQ(fwd_smem_bytes(256, 1), std::size_t{(64 + 2 * 64) * 264 * 2});
+  EXPECT_LE(2 * (fwd_smem_bytes(256, 1) + 1024), kHopperSm);
+  EXPECT_GT(2 * (fwd_smem_bytes(256, 1) + 1024), kA100Sm);
+}
+
+class GpuFwdTileVariants : public GpuKernelTest {};
+
+TEST_P(GpuFwdTileVariants, EveryVariantMatchesTheReference) {
+  for (const char* variant : {"0", "1"}) {
+    ScopedEnv env(kVariantVar, variant);
+    SCOPED_TRACE(std::string(kVariantVar) + "=" + variant);
+    // Ragged query and key blocks (several of each, 64- and 128-row), head dims 200 and 256 of
+    // the bucket (columns past D), GQA.
+    for (const int64_t dim : {200, 256}) {
+      AttentionCase c = dense_case(dtype(), 300, 200, dim);
+      c.heads = 4;
+      c.heads_kv = 2;
+      check_forward(target(), c);
+    }
+    // Causal with more queries than keys (rows that see no key), then varlen with empty and
+    // one-row sequences.
+    AttentionCase causal = dense_case(dtype(), 333, 150, 256);
+    causal.causal = true;
+    check_forward(target(), causal);
+    AttentionCase varlen = dense_case(dtype(), 0, 0, 256);
+    varlen.seqlens_q = {260, 1, 0, 129};
+    varlen.seqlens_k = {131, 7, 5, 300};
+    varlen.causal = true;
+    check_forward(target(), varlen);
+  }
+}
+
+TEST_P(GpuFwdTileVariants, ABadVariantIsRejectedByName) {
+  ScopedEnv env(kVariantVar, "2");
+  const AttentionCase c = dense_case(dtype(), 64, 64, 256);
+  std::mt19937_64 rng(test_seed());
+  AttentionRun run(target(), c, draw_inputs(c, rng));
+  try {
+    run.forward();
+    ADD_FAILURE() << "the forward ran with " << kVariantVar << "=2";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(kVariantVar), std::string::npos) << e.what();
+  }
+}
+
+// The sm80 forward only: the Hopper forward has tiles of its own.
+INSTANTIATE_TEST_SUITE_P(Cuda, GpuFwdTileVariants,
+                         ::testing::Combine(::testing::Values(DType::bf16, DType::f16),
+                                            ::testing::Values(CudaKernel::sm80)),
+                         dtype_kernel_name);
+
+}  // namespace
+}  // namespace flashvision::testing
