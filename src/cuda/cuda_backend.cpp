@@ -203,9 +203,10 @@ bool cuda_supports(const Problem& p, bool backward, std::string* why) {
     }
   }
   if (!bad.empty()) return fail(why, bad);
-  // The forward's CTA count at its smallest tile (64 rows where a bucket has the two-CTA tile).
-  const int fwd_rows = sm80::fwd_tile(bucket, 1).block_m > 0 ? sm80::fwd_tile(bucket, 1).block_m
-                                                              : sm80::fwd_tile(bucket).block_m;
+  // The forward's CTA count at the fewest rows per CTA of its tile variants.
+  const int variant_rows = sm80::fwd_tile(bucket, 1).block_m;
+  const int fwd_rows = variant_rows > 0 ? std::min(variant_rows, sm80::fwd_tile(bucket).block_m)
+                                        : sm80::fwd_tile(bucket).block_m;
   const int64_t tile_m = backward ? sm80::bwd_tile(bucket).block_n : fwd_rows;
   const int64_t rows = backward ? p.seqlen_k : p.seqlen_q;
   const int64_t heads = backward ? p.heads_kv : p.heads;

@@ -34,11 +34,17 @@ inline constexpr int kFwdTileVariants = 2;
 
 /// Forward tile `variant` of a head-dim bucket (block_m = 0 where the bucket has none).
 constexpr FwdTile fwd_tile(int head_dim, int variant = 0) {
-  // D = 256 on an SM with 228 KiB (Hopper): 64 x 64 with 4 warps of 16 rows needs 99 KiB, so two
-  // CTAs share the SM with the same 8 warps as one 128 x 64 CTA, but as two barrier domains: one
-  // CTA's GEMMs run while the other waits at a barrier or for its K/V copy (FA2's Hopper tile).
-  // The register file still holds both: 128 threads x 255 registers x 2 <= 64 Ki.
-  if (variant == 1) return head_dim == 256 ? FwdTile{64, 64, 4} : FwdTile{};
+  if (variant == 1) {
+    // D = 256 on an SM with 228 KiB (Hopper): 64 x 64 with 4 warps of 16 rows needs 99 KiB, so two
+    // CTAs share the SM with the same 8 warps as one 128 x 64 CTA, but as two barrier domains: one
+    // CTA's GEMMs run while the other waits at a barrier or for its K/V copy (FA2's Hopper tile).
+    // The register file still holds both: 128 threads x 255 registers x 2 <= 64 Ki.
+    if (head_dim == 256) return {64, 64, 4};
+    // D = 64: 128 keys per step (FA2's tile) halve the per-key cost of the barriers, the row-max
+    // shuffles and the O rescale; the scores then take 128 registers, at the 255 limit.
+    if (head_dim == 64) return {128, 128, 4};
+    return {};
+  }
   if (variant != 0) return {};
   // A warp owns 32 rows (4 warps) or 16 rows (8 warps): the O accumulator plus one score block
   // stay within 255 registers. Wide key blocks amortize the per-block costs that do not scale with
@@ -59,7 +65,7 @@ inline constexpr std::size_t kReservedSmemPerBlock = 1024;
 
 /// The forward tile variant for a bucket on a device with `smem_per_sm` bytes of shared memory
 /// per SM and `smem_optin` per block: 1 where the bucket has it and two of its CTAs fit one SM
-/// (H100/H200: 228 KiB; not A100's 164 KiB), else 0.
+/// (at D = 256 on H100/H200, 228 KiB, not on A100, 164 KiB), else 0.
 constexpr int fwd_tile_variant(int head_dim, std::size_t smem_per_sm, std::size_t smem_optin) {
   const FwdTile t = fwd_tile(head_dim, 1);
   const std::size_t bytes = fwd_smem_bytes(head_dim, 1);

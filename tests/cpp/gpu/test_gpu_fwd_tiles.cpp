@@ -1,7 +1,7 @@
 // The sm80 forward's tile variants: which one a device's shared memory picks (host-only, no GPU
 // needed), and every variant on the GPU at hand. An H100/H200 takes the 64-row tile of two CTAs
-// per SM at D = 256, an A100 the 128-row one; FLASHVISION_SM80_FWD_TILE caps the choice, so one
-// GPU runs both.
+// per SM at D = 256, an A100 the 128-row one; both take 128-key blocks at D = 64.
+// FLASHVISION_SM80_FWD_TILE caps the choice, so one GPU runs every variant.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -27,11 +27,14 @@ constexpr const char* kVariantVar = "FLASHVISION_SM80_FWD_TILE";
 constexpr std::size_t kHopperSm = 228 * 1024, kHopperBlock = 227 * 1024;
 constexpr std::size_t kA100Sm = 164 * 1024, kA100Block = 163 * 1024;
 
-TEST(FwdTileVariant, TwoCtasPerSmOnlyWhereTheyFit) {
+TEST(FwdTileVariant, TakenWhereTwoCtasFitAnSm) {
   EXPECT_EQ(fwd_tile_variant(256, kHopperSm, kHopperBlock), 1);
   EXPECT_EQ(fwd_tile_variant(256, kA100Sm, kA100Block), 0);
+  // D = 64, 128 x 128: 55 KiB, two per SM on both.
+  EXPECT_EQ(fwd_tile_variant(64, kHopperSm, kHopperBlock), 1);
+  EXPECT_EQ(fwd_tile_variant(64, kA100Sm, kA100Block), 1);
   for (int dim : kHeadDimBuckets) {
-    if (dim == 256 || dim > 256) continue;
+    if (dim == 64 || dim >= 256) continue;
     EXPECT_EQ(fwd_tile_variant(dim, kHopperSm, kHopperBlock), 0) << dim;
     EXPECT_EQ(fwd_tile(dim, 1).block_m, 0) << dim;
   }
@@ -51,24 +54,26 @@ TEST_P(GpuFwdTileVariants, EveryVariantMatchesTheReference) {
   for (const char* variant : {"0", "1"}) {
     ScopedEnv env(kVariantVar, variant);
     SCOPED_TRACE(std::string(kVariantVar) + "=" + variant);
-    // Ragged query and key blocks (several of each, 64- and 128-row), head dims 200 and 256 of
-    // the bucket (columns past D), GQA.
-    for (const int64_t dim : {200, 256}) {
+    // Ragged query and key blocks (several of each, 64- and 128-row), head dims below their
+    // bucket (columns past D) and equal to it, GQA.
+    for (const int64_t dim : {56, 64, 200, 256}) {
       AttentionCase c = dense_case(dtype(), 300, 200, dim);
       c.heads = 4;
       c.heads_kv = 2;
       check_forward(target(), c);
     }
-    // Causal with more queries than keys (rows that see no key), then varlen with empty and
-    // one-row sequences.
-    AttentionCase causal = dense_case(dtype(), 333, 150, 256);
-    causal.causal = true;
-    check_forward(target(), causal);
-    AttentionCase varlen = dense_case(dtype(), 0, 0, 256);
-    varlen.seqlens_q = {260, 1, 0, 129};
-    varlen.seqlens_k = {131, 7, 5, 300};
-    varlen.causal = true;
-    check_forward(target(), varlen);
+    for (const int64_t dim : {64, 256}) {
+      // Causal with more queries than keys (rows that see no key), then varlen with empty and
+      // one-row sequences.
+      AttentionCase causal = dense_case(dtype(), 333, 150, dim);
+      causal.causal = true;
+      check_forward(target(), causal);
+      AttentionCase varlen = dense_case(dtype(), 0, 0, dim);
+      varlen.seqlens_q = {260, 1, 0, 129};
+      varlen.seqlens_k = {131, 7, 5, 300};
+      varlen.causal = true;
+      check_forward(target(), varlen);
+    }
   }
 }
 
