@@ -39,9 +39,11 @@ struct BwdTraits {
   // head dim), dQ (queries x head dim).
   static constexpr WarpGrid kSdp = warp_grid(kBlockN, kBlockM, kWarps, kTile.sdp_key_warps);
   static constexpr WarpGrid kKv = warp_grid(kBlockN, kHeadDim, kWarps);
-  static constexpr WarpGrid kDq = warp_grid(kBlockM, kHeadDim, kWarps);
+  static constexpr int kDqPassDim = kHeadDim / kTile.dq_passes;  // dQ columns per pass
+  static constexpr WarpGrid kDq = warp_grid(kBlockM, kDqPassDim, kWarps);
   static_assert(kBlockM > 0, "the bucket has this tile variant");
   static_assert(kTile.query_slots == 1 || kTile.query_slots == 2, "one or two query slots");
+  static_assert(kDqPassDim * kTile.dq_passes == kHeadDim, "dQ passes split the head dim evenly");
   static_assert(kSdp.row_warps > 0 && kKv.row_warps > 0 && kDq.row_warps > 0,
                 "every backward GEMM needs a warp grid of whole mma tiles");
 };
@@ -195,14 +197,14 @@ __device__ __forceinline__ void probabilities_and_ds(const BwdParams& p,
 }
 
 /// Adds a warp's dQ tiles into the fp32 workspace rows of one query block (`block`: its first
-/// row, rows head_dim apart). kChecked: only rows < rows_valid and columns < head_dim (full blocks
-/// skip the checks, each a branch around one atomic). kOrdered: plain read-modify-write
+/// row at the pass's first column, rows head_dim apart). kChecked: only rows < rows_valid and
+/// columns < cols_valid (full blocks skip the checks, each a branch around one atomic). kOrdered: plain read-modify-write
 /// (deterministic mode, where only this thread of this CTA ever touches these elements, in a fixed
 /// order), else atomics. The lane's element offset is derived here from a volatile thread index:
 /// ptxas otherwise hoisted one 64-bit address per element out of the query loop and spilled them.
 template <bool kOrdered, bool kChecked, int kDqRowWarps, int kMT, int kNT>
 __device__ __forceinline__ void add_dq_tiles(float* block, const float (&dq)[kMT][kNT][4],
-                                             int rows_valid, int head_dim) {
+                                             int rows_valid, int cols_valid, int head_dim) {
   const int tid = ptx::thread_index_here();
   const int warp = tid / 32, lane = tid % 32;
   const int lane_row = (warp % kDqRowWarps) * kMT * 16 + lane / 4;
@@ -217,7 +219,7 @@ __device__ __forceinline__ void add_dq_tiles(float* block, const float (&dq)[kMT
       float* dst = lane_dst + row * head_dim;
 #pragma unroll
       for (int n = 0; n < kNT; ++n) {
-        if (kChecked && lane_col + n * 8 >= head_dim) continue;
+        if (kChecked && lane_col + n * 8 >= cols_valid) continue;
         const float lo = dq[m][n][2 * half], hi = dq[m][n][2 * half + 1];
         if constexpr (kOrdered) {
           dst[n * 8] += lo;
@@ -236,7 +238,8 @@ __device__ __forceinline__ void add_dq_tiles(float* block, const float (&dq)[kMT
   }
 }
 
-/// dQ of one query block = dS K, added into the fp32 workspace.
+/// dQ of one query block = dS K, added into the fp32 workspace, in Tr::kTile.dq_passes passes over
+/// column ranges of the head dim (the atomics of one drain under the next one's GEMM).
 template <typename T, int kHeadDim, int kVariant>
 __device__ __forceinline__ void accumulate_dq(const BwdParams& p,
                                               const BwdSmem<T, kHeadDim, kVariant>& sm,
@@ -245,20 +248,29 @@ __device__ __forceinline__ void accumulate_dq(const BwdParams& p,
   constexpr int kMT = Tr::kDq.m_tiles, kNT = Tr::kDq.n_tiles;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int query0 = (warp % Tr::kDq.row_warps) * kMT * 16;
-  const int dim0 = (warp / Tr::kDq.row_warps) * kNT * 8;
-  float dq[kMT][kNT][4];
-  clear(dq);
-  warp_gemm_ss<T, kMT, kNT, Tr::kBlockN, true, true>(dq, ptx::smem_addr(sm.dst + query0), Tr::kLdM,
-                                                     ptx::smem_addr(sm.k + dim0), Tr::kLd, lane);
   const int head_dim = p.shape.head_dim;
   const int rows_valid = min(Tr::kBlockM, r.q_len - m0);
   float* block = p.dq_accum + (head * p.accum_rows + r.q_ws_row + m0) * head_dim;
-  if (p.deterministic) {
-    add_dq_tiles<true, true, Tr::kDq.row_warps>(block, dq, rows_valid, head_dim);
-  } else if (rows_valid == Tr::kBlockM && head_dim == kHeadDim) {
-    add_dq_tiles<false, false, Tr::kDq.row_warps>(block, dq, rows_valid, head_dim);
-  } else {
-    add_dq_tiles<false, true, Tr::kDq.row_warps>(block, dq, rows_valid, head_dim);
+#pragma unroll
+  for (int pass = 0; pass < Tr::kTile.dq_passes; ++pass) {
+    const int pass_col = pass * Tr::kDqPassDim;
+    const int dim0 = pass_col + (warp / Tr::kDq.row_warps) * kNT * 8;
+    float dq[kMT][kNT][4];
+    clear(dq);
+    warp_gemm_ss<T, kMT, kNT, Tr::kBlockN, true, true>(
+        dq, ptx::smem_addr(sm.dst + query0), Tr::kLdM, ptx::smem_addr(sm.k + dim0), Tr::kLd, lane);
+    float* pass_block = block + pass_col;
+    const int cols_valid = head_dim - pass_col;
+    if (p.deterministic) {
+      add_dq_tiles<true, true, Tr::kDq.row_warps>(pass_block, dq, rows_valid, cols_valid,
+                                                  head_dim);
+    } else if (rows_valid == Tr::kBlockM && head_dim == kHeadDim) {
+      add_dq_tiles<false, false, Tr::kDq.row_warps>(pass_block, dq, rows_valid, cols_valid,
+                                                    head_dim);
+    } else {
+      add_dq_tiles<false, true, Tr::kDq.row_warps>(pass_block, dq, rows_valid, cols_valid,
+                                                   head_dim);
+    }
   }
 }
 

@@ -83,6 +83,9 @@ struct BwdTile {
   int sdp_key_warps;
   /// Query slots (Q, dO, LSE, D buffers): 2 loads the next query block during the current one.
   int query_slots;
+  /// dQ = dS K in this many passes over column ranges of the head dim, each with its own
+  /// accumulator and atomics: fewer live registers than one pass over all of D.
+  int dq_passes = 1;
 };
 
 /// Backward tile variants of a bucket, in rising order of preference and shared memory: the host
@@ -96,9 +99,13 @@ constexpr BwdTile bwd_tile(int head_dim, int variant = 0) {
   // spilled 432 bytes, one spills about what the kernel did before the grids (84 / 152 bytes);
   // two query slots doubled that again (248-byte reloads), so it has variant 0 only.
   if (head_dim == 80) return variant == 0 ? BwdTile{64, 128, 8, 8, 1} : BwdTile{};
+  // D = 256: dQ (64 x 256, 64 fp32 registers a thread in one pass) would be live next to dK and
+  // dV (128 registers); two passes of 128 columns keep 32, which left the kernel at 255 registers
+  // with spills and no room to load the next k step's fragments ahead of its mma.
+  const int dq_passes = head_dim == 256 ? 2 : 1;
   switch (variant) {
-    case 0: return {64, block_n, 8, 0, 1};
-    case 1: return {64, block_n, 8, 0, 2};
+    case 0: return {64, block_n, 8, 0, 1, dq_passes};
+    case 1: return {64, block_n, 8, 0, 2, dq_passes};
     // 128 query rows: half the barriers and per-block work per query row, and S^T warp tiles of
     // 32 x 64 (fewer ldmatrix loads per mma). Up to D = 64 the accumulators fit 255 registers.
     case 2: return head_dim <= 64 ? BwdTile{128, 128, 8, 0, 2} : BwdTile{};

@@ -37,6 +37,14 @@ TEST(BwdWarpGrid, SquareWarpTilesWhereTheyFit) {
   expect_grid(warp_grid(64, 256, 8), 2, 2, 8);
 }
 
+TEST(BwdWarpGrid, DimTwoFiftySixTakesDqInTwoPasses) {
+  // dQ of 64 queries x 128 columns per pass: 32 x 32 per warp, 32 accumulator registers instead
+  // of 64 (4 loads per 8 mma instead of 6 per 16), next to the 128 of dK and dV.
+  for (int variant = 0; variant < 2; ++variant) EXPECT_EQ(bwd_tile(256, variant).dq_passes, 2);
+  EXPECT_EQ(bwd_tile(128, 1).dq_passes, 1);
+  expect_grid(warp_grid(64, 128, 8), 2, 2, 4);
+}
+
 TEST(BwdWarpGrid, TiesKeepMoreRowWarps) {
   // 64 x 64: 16 x 32 and 32 x 16 per warp both need 3 loads per 4 mma.
   expect_grid(warp_grid(64, 64, 8), 4, 1, 4);
@@ -59,9 +67,10 @@ TEST(BwdWarpGrid, EveryBucketGetsWholeTiles) {
       SCOPED_TRACE("head dim " + std::to_string(dim) + ", variant " + std::to_string(variant));
       const WarpGrid grids[] = {warp_grid(t.block_n, t.block_m, t.warps, t.sdp_key_warps),
                                 warp_grid(t.block_n, dim, t.warps),
-                                warp_grid(t.block_m, dim, t.warps)};
+                                warp_grid(t.block_m, dim / t.dq_passes, t.warps)};
       const int rows[] = {t.block_n, t.block_n, t.block_m};
-      const int cols[] = {t.block_m, dim, dim};
+      const int cols[] = {t.block_m, dim, dim / t.dq_passes};
+      EXPECT_EQ(dim % t.dq_passes, 0);
       for (int i = 0; i < 3; ++i) {
         ASSERT_GT(grids[i].row_warps, 0);
         EXPECT_EQ(grids[i].row_warps * grids[i].col_warps, t.warps);
