@@ -164,6 +164,12 @@ void launch_fwd(const FwdParams& params, cudaStream_t stream) {
   auto* kernel = &fwd_kernel<T, kHeadDim, kVariant>;
   cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
              "cudaFuncSetAttribute (sm80 forward)");
+  if constexpr (Tr::kTile.ctas_per_sm > 1) {
+    // The default carveout may leave the L1 part of the SM's 256 KiB too large for two CTAs.
+    cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                    cudaSharedmemCarveoutMaxShared),
+               "cudaFuncSetAttribute (sm80 forward carveout)");
+  }
   const long long blocks = static_cast<long long>(params.num_m_blocks) * params.shape.batch *
                            params.shape.heads;
   kernel<<<static_cast<unsigned>(blocks), Tr::kThreads, kSmem, stream>>>(params);

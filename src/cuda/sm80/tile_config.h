@@ -26,6 +26,9 @@ struct FwdTile {
   int block_m;  ///< 0: the bucket has no such variant
   int block_n;
   int warps;
+  /// CTAs per SM the tile is meant to run at; above 1 the launch asks for the SM's whole shared
+  /// memory as such (the carveout), so that the L1 split cannot hold it to one.
+  int ctas_per_sm = 1;
 };
 
 /// Forward tile variants of a bucket: 0 fits every sm80+ device; 1, where a bucket has it, is
@@ -39,7 +42,7 @@ constexpr FwdTile fwd_tile(int head_dim, int variant = 0) {
     // CTAs share the SM with the same 8 warps as one 128 x 64 CTA, but as two barrier domains: one
     // CTA's GEMMs run while the other waits at a barrier or for its K/V copy (FA2's Hopper tile).
     // The register file still holds both: 128 threads x 255 registers x 2 <= 64 Ki.
-    if (head_dim == 256) return {64, 64, 4};
+    if (head_dim == 256) return {64, 64, 4, 2};
     // D = 64: 128 keys per step (FA2's tile) halve the per-key cost of the barriers, the row-max
     // shuffles and the O rescale; the scores then take 128 registers, at the 255 limit.
     if (head_dim == 64) return {128, 128, 4};
