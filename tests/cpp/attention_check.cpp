@@ -205,8 +205,10 @@ BackwardArgs AttentionRun::backward_args() {
 
 Backend AttentionRun::selected_backward_backend() { return selected_backend(backward_args()); }
 
-void AttentionRun::backward() {
-  const BackwardArgs args = backward_args();
+void AttentionRun::backward(void* workspace, std::size_t workspace_bytes) {
+  BackwardArgs args = backward_args();
+  args.workspace = workspace;
+  args.workspace_bytes = workspace_bytes;
   dq_->poison();
   dk_->poison();
   dv_->poison();
@@ -307,7 +309,11 @@ void check_backward(const Target& target, const AttentionCase& c, const CheckOpt
   AttentionRun& run = *prepared.run;
   try {
     run.forward();
-    run.backward();
+    if (options.run_backward) {
+      options.run_backward(run);
+    } else {
+      run.backward();
+    }
   } catch (const Error& e) {
     report_error("forward/backward", e);
     return;

@@ -4,6 +4,7 @@
 // backward; check_forward / check_backward draw fresh inputs, run, and assert every output.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -64,8 +65,11 @@ class AttentionRun {
 
   /// Poisons out and lse, then calls flashvision::forward (throws flashvision::Error).
   void forward();
-  /// Poisons dq, dk, dv, then calls flashvision::backward with forward()'s out and lse.
-  void backward();
+  /// Poisons dq, dk, dv, then calls flashvision::backward with forward()'s out and lse (and the
+  /// caller's workspace when one is given).
+  void backward(void* workspace = nullptr, std::size_t workspace_bytes = 0);
+  /// flashvision::backward_workspace_size of backward()'s arguments.
+  std::size_t backward_workspace_bytes() { return backward_workspace_size(backward_args()); }
   /// The backend backward() would run (the target's, or its fallback where that one refuses).
   Backend selected_backward_backend();
 
@@ -104,6 +108,9 @@ struct CheckOptions {
   std::function<void(RefProblem&)> shape_inputs;
   /// Replaces output_tolerance() for out, dq, dk and dv.
   std::optional<Tolerance> tolerance;
+  /// check_backward: runs the backward in place of AttentionRun::backward() (e.g. with a caller
+  /// workspace, or several times); the gradients it leaves are the ones checked.
+  std::function<void(AttentionRun&)> run_backward;
 };
 
 /// Runs forward with fresh inputs on `target` and checks out (and lse) against the reference.
