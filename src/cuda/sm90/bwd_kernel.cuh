@@ -7,7 +7,9 @@
 // - D) in registers, dV += P^T dO and dK += dS^T Q with the probabilities as register A operands,
 // stores dS^T transposed (stmatrix) so that dQ = dS K can read it as a K-major A operand, and adds
 // its share of the dQ columns (whole panels of K, bwd_config.h's BwdTile) into the fp32 workspace
-// with atomics. The preprocess (D, LSE in log2 units) and dQ convert kernels are the sm80 path's.
+// with atomics; where registers allow it issues the next step's S^T and dP^T before those atomics
+// (BwdConsumer::walk). The preprocess (D, LSE in log2 units) and dQ convert kernels are the sm80
+// path's.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -40,6 +42,10 @@ struct BwdTraits {
   static constexpr int kDqCols = kTile.dq_cols();
   static constexpr int kDqPanelStep = kPanels - kTile.dq_panels;
   static constexpr int kSharedDqCols = kTile.shared_dq_panels() * kPanelCols;
+  /// Whether the next step's S^T and dP^T accumulators (64 registers) can be live next to dK, dV
+  /// (D) and this step's dQ columns (kDqCols / 2) while those are added: ptxas fits D = 96 in
+  /// R232 without spills, and spills 448 bytes at 128.
+  static constexpr bool kScoresAhead = kHeadDim <= 96;
   static constexpr BwdSmemOffsets kOffsets = bwd_smem_offsets(kHeadDim);
   static constexpr uint32_t kKvBytes = kBwdBlockN * kHeadDim * 2;
   static constexpr uint32_t kQBytes = kBwdBlockM * kHeadDim * 2;
@@ -330,14 +336,13 @@ struct BwdConsumer {
     }
   }
 
-  __device__ void step(int index) {
-    const int stage = index % kBwdStages;
-    const int m0 = w.m0(index);
-    const int head = w.head(index, p.base.shape.group);
-    mbarrier_wait(sm.q_full(stage), (index / kBwdStages) & 1);
-    const float* rows = sm.rows(stage);
+  using ScoreAcc = float[1][kQTiles][4];
+  using DqAcc = float[1][Tr::kDqCols / 8][4];
 
-    float acc_s[1][kQTiles][4], acc_dp[1][kQTiles][4];
+  /// Issues S^T = K Q^T and dP^T = V dO^T of step `index` (two wgmma groups) once its slot is full.
+  __device__ void issue_scores(int index, ScoreAcc& acc_s, ScoreAcc& acc_dp) const {
+    const int stage = index % kBwdStages;
+    mbarrier_wait(sm.q_full(stage), (index / kBwdStages) & 1);
     wgmma_fence();
     gemm_keys_by_queries<T, kHeadDim>(flat(acc_s), sm.k() + consumer * 64 * Tr::kSwizzle,
                                       sm.q(stage));
@@ -345,12 +350,23 @@ struct BwdConsumer {
     gemm_keys_by_queries<T, kHeadDim>(flat(acc_dp), sm.v() + consumer * 64 * Tr::kSwizzle,
                                       sm.dout(stage));
     wgmma_commit();
+  }
+
+  /// S^T of step `index` becomes P^T while its dP^T may still run; returns once dP^T is done.
+  __device__ void probabilities_of(int index, ScoreAcc& acc_s, ScoreAcc& acc_dp) const {
     wgmma_wait<1>();
     fence_registers(flat(acc_s));
-    probabilities(acc_s, rows, m0);
+    probabilities(acc_s, sm.rows(index % kBwdStages), w.m0(index));
     wgmma_wait<0>();
     fence_registers(flat(acc_dp));
-    ds_from_dp(acc_s, acc_dp, rows);
+  }
+
+  /// The rest of step `index` after probabilities_of, short of adding dQ: dS^T, its exchange
+  /// between the consumers, dV, dK and this consumer's dQ columns (left in `acc_dq`, every wgmma
+  /// issued so far complete); then the slot goes back to the producer.
+  __device__ void gradients(int index, ScoreAcc& acc_s, ScoreAcc& acc_dp, DqAcc& acc_dq) {
+    const int stage = index % kBwdStages;
+    ds_from_dp(acc_s, acc_dp, sm.rows(stage));
 
     uint32_t p_frag[1][kBwdBlockM / 16][4], ds_frag[1][kBwdBlockM / 16][4];
     acc_to_a_frags<T>(p_frag, acc_s);
@@ -360,7 +376,6 @@ struct BwdConsumer {
     fence_proxy_async_shared();
     named_barrier_sync(1, kBwdConsumers * 128);  // both consumers' dS are in
 
-    float acc_dq[1][Tr::kDqCols / 8][4];
     fence_registers(flat(acc_dv));
     fence_registers(flat(acc_dk));
     wgmma_fence();
@@ -377,7 +392,40 @@ struct BwdConsumer {
     // Every thread arrives: its own LSE and D reads of the slot are then ordered before the
     // producer's next copies into it (one arrival per warp would not order the other lanes').
     mbarrier_arrive(sm.q_empty(stage));
-    add_dq(acc_dq, head, m0);
+  }
+
+  /// Adds step `index`'s dQ columns, computed by gradients.
+  __device__ void add_dq_of(int index, const DqAcc& acc_dq) const {
+    add_dq(acc_dq, w.head(index, p.base.shape.group), w.m0(index));
+  }
+
+  /// Every step of the walk. Where registers allow (Tr::kScoresAhead), the next step's S^T and
+  /// dP^T go to the tensor cores before this step's dQ atomics, so that those hide behind them.
+  /// Each iteration waits for the wgmma it issued (an accumulator in flight across the loop's back
+  /// edge makes ptxas serialize the wgmma: C7514), and the last step is peeled off rather than
+  /// guarded (a branch around a wgmma serializes them all: C7520).
+  __device__ void walk() {
+    ScoreAcc acc_s, acc_dp;
+    DqAcc acc_dq;
+    if constexpr (Tr::kScoresAhead) {
+      issue_scores(0, acc_s, acc_dp);
+      probabilities_of(0, acc_s, acc_dp);
+      for (int index = 0; index + 1 < w.steps; ++index) {
+        gradients(index, acc_s, acc_dp, acc_dq);
+        issue_scores(index + 1, acc_s, acc_dp);
+        add_dq_of(index, acc_dq);
+        probabilities_of(index + 1, acc_s, acc_dp);
+      }
+      gradients(w.steps - 1, acc_s, acc_dp, acc_dq);
+      add_dq_of(w.steps - 1, acc_dq);
+    } else {
+      for (int index = 0; index < w.steps; ++index) {
+        issue_scores(index, acc_s, acc_dp);
+        probabilities_of(index, acc_s, acc_dp);
+        gradients(index, acc_s, acc_dp, acc_dq);
+        add_dq_of(index, acc_dq);
+      }
+    }
   }
 
   __device__ void run() {
@@ -385,7 +433,7 @@ struct BwdConsumer {
     clear(acc_dv);
     if (w.steps > 0) {
       mbarrier_wait(sm.kv_full(), 0);
-      for (int index = 0; index < w.steps; ++index) step(index);
+      walk();
     }
     const sm80::BwdParams& b = p.base;
     const int keys_valid = min(kBwdBlockN, w.rows.k_len - w.n0);

@@ -107,6 +107,24 @@ TEST_P(GpuSm90Backward, ManyCtasAndCustomScale) {
   }
 }
 
+TEST_P(GpuSm90Backward, ManyStepsPerCtaWithScoresAhead) {
+  // Up to 44 steps per CTA (11 query blocks, the last one of 40 rows, x 4 query heads on one kv
+  // head) in the buckets whose consumers issue the next step's S^T and dP^T before adding this
+  // step's dQ (32 to 96): the slot ring wraps many times under that early wait, the walk crosses
+  // heads, and the peeled last step is the partial block. Causal with more queries than keys:
+  // the first 380 rows see no key, and each key block's walk starts at its own query block.
+  for (const bool causal : {false, true}) {
+    for (const int64_t dim : {64, 80, 72, 96}) {
+      SCOPED_TRACE("head_dim " + std::to_string(dim) + (causal ? " causal" : ""));
+      AttentionCase c = dense_case(dtype(), 680, 300, dim);
+      c.heads = 4;
+      c.heads_kv = 1;
+      c.causal = causal;
+      check_backward(target(), c);
+    }
+  }
+}
+
 TEST_P(GpuSm90Backward, AutomaticDispatchByGrid) {
   // A grid of many key blocks takes the Hopper backward; one that would leave most SMs idle
   // (SD cross attention: 77 keys, one key block per head) takes the sm80 backward's query split.
