@@ -6,6 +6,9 @@
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+
+#include "scoped_env.h"
 
 namespace flashvision::testing {
 namespace {
@@ -339,6 +342,25 @@ void check_backward(const Target& target, const AttentionCase& c, const CheckOpt
   expect_masked_zero("dq", dq, run.problem(), false);
   expect_masked_zero("dk", dk, run.problem(), true);
   expect_masked_zero("dv", dv, run.problem(), true);
+}
+
+void expect_env_value_rejected(const Target& target, const AttentionCase& c, const char* name,
+                               const char* value, bool backward) {
+  ScopedEnv env(name, value);
+  std::mt19937_64 rng(test_seed());
+  AttentionRun run(target, c, draw_inputs(c, rng));
+  if (backward) run.forward();
+  try {
+    if (backward) {
+      run.backward();
+    } else {
+      run.forward();
+    }
+    ADD_FAILURE() << "the " << (backward ? "backward" : "forward") << " ran with " << name << "="
+                  << value;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace flashvision::testing

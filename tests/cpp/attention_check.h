@@ -118,4 +118,10 @@ void check_forward(const Target& target, const AttentionCase& c, const CheckOpti
 /// Runs forward then backward with fresh inputs and checks out, lse, dq, dk, dv.
 void check_backward(const Target& target, const AttentionCase& c, const CheckOptions& options = {});
 
+/// Runs the forward of `c` (with `backward`, the forward and then the backward) on `target` with
+/// environment variable `name` set to `value`, and expects that call to throw an Error naming the
+/// variable: the library's overrides must reject a bad value, not run with it.
+void expect_env_value_rejected(const Target& target, const AttentionCase& c, const char* name,
+                               const char* value, bool backward = false);
+
 }  // namespace flashvision::testing

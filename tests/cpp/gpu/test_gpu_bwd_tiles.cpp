@@ -4,7 +4,6 @@
 // here with FLASHVISION_SM80_BWD_TILE, which caps the choice.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <string>
 
 #include "attention_check.h"
@@ -75,17 +74,8 @@ TEST_P(GpuBwdTileVariants, MaskedAndUnmaskedBlocksAndBothDqPathsMatchTheReferenc
 }
 
 TEST_P(GpuBwdTileVariants, ABadVariantIsRejectedByName) {
-  ScopedEnv env(kVariantVar, "7");
-  const AttentionCase c = tile_case(dtype(), 64, 64, 64);
-  std::mt19937_64 rng(test_seed());
-  AttentionRun run(target(), c, draw_inputs(c, rng));
-  run.forward();
-  try {
-    run.backward();
-    ADD_FAILURE() << "the backward ran with " << kVariantVar << "=7";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(kVariantVar), std::string::npos) << e.what();
-  }
+  expect_env_value_rejected(target(), tile_case(dtype(), 64, 64, 64), kVariantVar, "7",
+                            /*backward=*/true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cuda, GpuBwdTileVariants, dtype_kernel_values(), dtype_kernel_name);
