@@ -18,6 +18,7 @@
 #include "cpu/schedule.h"
 #include "cpu/scratch.h"
 #include "cpu/tiling.h"
+#include "cpu/tiling_override.h"
 #include "cpu/work.h"
 
 namespace flashvision::detail {
@@ -129,8 +130,8 @@ void cpu_forward(const Problem& problem) {
   using namespace cpu;
   const KernelTable& kt = select_kernels();
   const int64_t streams = problem.batch * problem.heads;
-  const Tiling t = choose_tiling(Pass::forward, problem.head_dim, problem.seqlen_q, streams,
-                                 requested_threads(problem));
+  const Tiling t = forward_tiling_override(choose_tiling(
+      Pass::forward, problem.head_dim, problem.seqlen_q, streams, requested_threads(problem)));
   const int64_t q_blocks = (problem.seqlen_q + t.block_q - 1) / t.block_q;
   const int64_t tasks = streams * q_blocks;
   if (tasks == 0) return;

@@ -1,5 +1,6 @@
-// CPU backend controls: the thread count must not change results beyond rounding, and a forced
-// instruction set (FLASHVISION_CPU_ISA) must give correct results too.
+// CPU backend controls: the thread count must not change results beyond rounding, a forced
+// instruction set (FLASHVISION_CPU_ISA) and forced forward blocks (FLASHVISION_CPU_FWD_BLOCKS)
+// must give correct results too.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -109,6 +110,33 @@ TEST_P(ForcedIsa, MatchesReference) {
   v.head_dim = 40;
   v.causal = true;
   check_backward(cpu_target(), v);
+}
+
+TEST(CpuForwardBlocks, ForcedBlocksMatchReference) {
+  // The smallest blocks, blocks that split the sequences unevenly, and blocks longer than them.
+  for (const char* blocks : {"16,8", "48,24", "1024,1024"}) {
+    SCOPED_TRACE(std::string("FLASHVISION_CPU_FWD_BLOCKS=") + blocks);
+    ScopedEnv env("FLASHVISION_CPU_FWD_BLOCKS", blocks);
+    AttentionCase c;
+    c.seqlens_q = {1, 97, 0, 300};
+    c.seqlens_k = {5, 40, 3, 333};
+    c.heads = 4;
+    c.heads_kv = 2;
+    c.head_dim = 80;
+    c.causal = true;
+    check_forward(cpu_target(), c);
+    AttentionCase dense = dense_case(DType::bf16, 130, 77, 40);
+    dense.layout = Layout::torch;
+    check_forward(cpu_target(), dense);
+  }
+}
+
+TEST(CpuForwardBlocks, BadValueRejectedByName) {
+  const AttentionCase c = dense_case(DType::f32, 20, 20, 16);
+  for (const char* value : {"64", "20,8", "64,12", "0,8", "2048,64", "64,x", "-16,8", "64,64,"}) {
+    SCOPED_TRACE(value);
+    expect_env_value_rejected(cpu_target(), c, "FLASHVISION_CPU_FWD_BLOCKS", value);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, ForcedIsa, ::testing::Values("portable", "avx2", "avx512"),
