@@ -14,6 +14,7 @@
 
 #include "api/problem.h"
 #include "cpu/cpu_backend.h"
+#include "cpu/huge_pages.h"
 #include "cpu/isa.h"
 #include "cpu/kernels.h"
 #include "cpu/scratch.h"
@@ -233,6 +234,13 @@ void cpu_backward(const Problem& problem) {
                                  ? key_layout.plan.size()
                                  : query_layout.plan.size();
   const AlignedFloats scratch(threads * per_thread);
+  const int64_t rows_q = problem.varlen ? problem.total_q : problem.seqlen_q;
+  const int64_t rows_k = problem.varlen ? problem.total_k : problem.seqlen_k;
+  advise_huge_pages(problem.dq.data, operand_span_bytes(problem, problem.dq, rows_q, problem.heads));
+  advise_huge_pages(problem.dk.data,
+                    operand_span_bytes(problem, problem.dk, rows_k, problem.heads_kv));
+  advise_huge_pages(problem.dv.data,
+                    operand_span_bytes(problem, problem.dv, rows_k, problem.heads_kv));
 
 #pragma omp parallel num_threads(threads)
   {

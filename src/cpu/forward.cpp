@@ -13,6 +13,7 @@
 
 #include "api/problem.h"
 #include "cpu/cpu_backend.h"
+#include "cpu/huge_pages.h"
 #include "cpu/isa.h"
 #include "cpu/kernels.h"
 #include "cpu/schedule.h"
@@ -139,6 +140,10 @@ void cpu_forward(const Problem& problem) {
   const ForwardScratch layout(t, problem.head_dim);
   const AlignedFloats scratch(threads * layout.plan.size());
   StreamBlocks queue(streams, q_blocks);
+  advise_huge_pages(problem.out.data,
+                    operand_span_bytes(problem, problem.out,
+                                       problem.varlen ? problem.total_q : problem.seqlen_q,
+                                       problem.heads));
 
 #pragma omp parallel num_threads(threads)
   {

@@ -1,6 +1,6 @@
 // CPU backend controls: the thread count must not change results beyond rounding, a forced
 // instruction set (FLASHVISION_CPU_ISA) and forced forward blocks (FLASHVISION_CPU_FWD_BLOCKS)
-// must give correct results too.
+// must give correct results too, and outputs large enough to be given huge pages stay exact.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -136,6 +136,22 @@ TEST(CpuForwardBlocks, BadValueRejectedByName) {
   for (const char* value : {"64", "20,8", "64,12", "0,8", "2048,64", "64,x", "-16,8", "64,64,"}) {
     SCOPED_TRACE(value);
     expect_env_value_rejected(cpu_target(), c, "FLASHVISION_CPU_FWD_BLOCKS", value);
+  }
+}
+
+TEST(CpuHugePages, LargeOutputsMatchReference) {
+  // out and dq of 20 MiB each: the range the pass asks huge pages for (src/cpu/huge_pages.h)
+  // holds several whole 2 MiB pages, in both layouts.
+  for (const Layout layout : {Layout::flash, Layout::torch}) {
+    AttentionCase c;
+    c.batch = 1;
+    c.seqlen_q = 41000;
+    c.seqlen_k = 24;
+    c.heads = 2;
+    c.heads_kv = 1;
+    c.head_dim = 64;
+    c.layout = layout;
+    check_backward(cpu_target(), c);
   }
 }
 
