@@ -20,9 +20,16 @@ inline constexpr int kFwdMaxSplitParts = 8;
 /// overhead, tile_config.h's kBlockOverheadKeys, is a quarter of a 128-key block; a unit's is
 /// larger).
 inline constexpr double kFwdUnitOverheadBlocks = 1.0;
-/// Model of the combine: a kernel launch on the same stream (its gap included) plus its bytes at
-/// a share of the H200's HBM bandwidth, in microseconds.
-inline constexpr double kFwdCombineLaunchUs = 4.0;
+/// Model of the combine: a fixed cost plus its bytes at a share of the H200's HBM bandwidth, in
+/// microseconds. The fixed cost covers the combine's launch and gap, the workspace's stream-ordered
+/// allocation and the split units' fp32 epilogues; 15 us fits what the H200 measured (session 6,
+/// call 6 of bench/results/2026-11-29-h200-v8): sdxl-self-128 208 -> 192 us (modelled 1.09x,
+/// seen 1.085x), sd15-self-64 148 -> 158 us (modelled 0.95x with three parts, seen 0.94x), and
+/// gains within 2 % on the sweep and flux-1024, where the model gives 1.00-1.02x.
+inline constexpr double kFwdCombineLaunchUs = 15.0;
+/// The least modelled gain a split must promise in auto mode: below it the run-to-run spread is
+/// larger than the gain.
+inline constexpr double kFwdMinSplitGain = 1.02;
 inline constexpr double kFwdCombineBytesPerUs = 3.0e6;
 /// Dense FLOPs one SM of the forward runs per microsecond (about 460 TFLOP/s on 132 SMs, the
 /// forward's speed on long D = 64 sequences), to express a key block's time in microseconds.
@@ -89,7 +96,7 @@ inline constexpr int kFwdSplitOn = 1;
 
 /// The split of the last wave's tiles for `request` (kFwdSplitAuto, kFwdSplitOff, kFwdSplitOn or
 /// a part count): in auto mode the part count with the lowest modelled time, when it is lower
-/// than without a split (the fewest parts among equals).
+/// than without a split by kFwdMinSplitGain (the fewest parts among equals).
 constexpr FwdSplit fwd_tail_split(const FwdSplitGeometry& g, int request) {
   const FwdSplit none{1, g.key_blocks};
   if (request == kFwdSplitOff || fwd_tail_tiles(g) == 0 || g.key_blocks < 2) return none;
@@ -104,7 +111,9 @@ constexpr FwdSplit fwd_tail_split(const FwdSplitGeometry& g, int request) {
       best_cost = cost;
     }
   }
-  if (request == kFwdSplitAuto && !(best_cost < fwd_split_cost(g, none))) return none;
+  if (request == kFwdSplitAuto && !(best_cost * kFwdMinSplitGain < fwd_split_cost(g, none))) {
+    return none;
+  }
   return best;
 }
 

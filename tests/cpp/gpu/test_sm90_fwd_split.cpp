@@ -57,10 +57,14 @@ TEST(Sm90FwdSplit, ImageCasesOnTheH200) {
   const sm90::FwdSplit s = sm90::fwd_tail_split(sdxl, sm90::kFwdSplitAuto);
   EXPECT_EQ(s.parts, 3);
   EXPECT_EQ(s.blocks_per_part, 11);
-  EXPECT_LT(sm90::fwd_split_cost(sdxl, s), 0.9 * sm90::fwd_split_cost(sdxl, {1, 32}));
-  // flux-1024 (36 x 24 tiles, 27 blocks of 176 keys), sd15-self-64 (22 x 16 wide tiles, D = 48).
-  EXPECT_EQ(sm90::fwd_tail_split(geometry(864, 27, 128, 176, 128), sm90::kFwdSplitAuto).parts, 3);
-  EXPECT_EQ(sm90::fwd_tail_split(geometry(352, 32, 192, 128, 48), sm90::kFwdSplitAuto).parts, 3);
+  EXPECT_LT(sm90::fwd_split_cost(sdxl, s), 0.93 * sm90::fwd_split_cost(sdxl, {1, 32}));
+  // flux-1024 (36 x 24 tiles, 27 blocks of 176 keys) gains too little; sd15-self-64 (22 x 16 wide
+  // tiles, D = 48) ran 6 % slower split on the H200.
+  EXPECT_EQ(sm90::fwd_tail_split(geometry(864, 27, 128, 176, 128), sm90::kFwdSplitAuto).parts, 1);
+  const sm90::FwdSplitGeometry sd15 = geometry(352, 32, 192, 128, 48);
+  EXPECT_EQ(sm90::fwd_tail_split(sd15, sm90::kFwdSplitAuto).parts, 1);
+  EXPECT_GT(sm90::fwd_split_cost(sd15, sm90::fwd_split_of(32, 3)),
+            sm90::fwd_split_cost(sd15, {1, 32}));
   // dit-xl2-512: 11 blocks of 96 keys; its 84 tail tiles in parts would save less than the
   // combine costs.
   const sm90::FwdSplitGeometry dit = geometry(1536, 11, 192, 96, 80);
