@@ -23,6 +23,7 @@
 #ifdef FLASHVISION_HAVE_SM90
 #include "cuda/sm90/bwd_config.h"
 #include "cuda/sm90/dispatch.h"
+#include "cuda/sm90/fwd_split.h"
 #include "cuda/sm90/params.h"
 #include "cuda/sm90/tensor_maps.h"
 #include "cuda/sm90/tile_config.h"
@@ -511,6 +512,106 @@ sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
   return sm90::fwd_tile(bucket, block_m, block_n);
 }
 
+/// What FLASHVISION_SM90_FWD_SPLIT asks of the split of the forward's last wave (fwd_split.h):
+/// "auto" or unset: the model's choice; "0": never; "1": the model's best split even where it
+/// does not pay; "2".."8": that many key-range parts. Benchmarks compare 0 and 1 in one binary.
+int sm90_split_request() {
+  const char* value = std::getenv("FLASHVISION_SM90_FWD_SPLIT");
+  if (value == nullptr || *value == '\0' || std::string(value) == "auto") {
+    return sm90::kFwdSplitAuto;
+  }
+  if (value[1] == '\0' && value[0] >= '0' && value[0] <= '0' + sm90::kFwdMaxSplitParts) {
+    return value[0] - '0';
+  }
+  throw Error(std::string("FLASHVISION_SM90_FWD_SPLIT is \"") + value +
+              "\", expected auto, 0 (no split), 1 (split) or a part count 2.." +
+              std::to_string(sm90::kFwdMaxSplitParts));
+}
+
+/// The split of the forward's last wave for p with `tile` on `sm_count` SMs: dense non-causal
+/// problems only (their tiles all have the same keys), and buckets whose V and O one launch
+/// covers. Causal and varlen problems keep whole tiles.
+sm90::FwdSplit sm90_forward_split(const Problem& p, int bucket, const sm90::FwdTile& tile,
+                                  int64_t tiles, int sm_count) {
+  const int request = sm90_split_request();
+  sm90::FwdSplitGeometry g;
+  g.tiles = tiles;
+  g.ctas = sm_count;
+  g.key_blocks = static_cast<int>(ceil_div(p.seqlen_k, tile.block_n));
+  g.block_m = tile.block_m;
+  g.block_n = tile.block_n;
+  g.head_dim = bucket;
+  g.value_cols = sm90::value_columns(bucket);
+  if (p.causal || p.varlen || g.value_cols != bucket ||
+      tiles + sm90::fwd_tail_tiles(g) * sm90::kFwdMaxSplitParts > INT32_MAX) {
+    return {1, g.key_blocks};
+  }
+  return sm90::fwd_tail_split(g, request);
+}
+
+/// Sets the schedule of `params` (num_tiles filled in) for `split` on `sm_count` SMs: the work
+/// units, the persistent CTAs and where the split tiles start; returns the bytes of the split's
+/// partial results (0 without a split).
+std::size_t set_forward_schedule(sm90::FwdParams& params, const sm90::FwdSplit& split,
+                                 const sm90::FwdTile& tile, int bucket, int sm_count) {
+  params.num_units = params.num_tiles;
+  params.split_tile0 = params.num_tiles;
+  std::size_t bytes = 0;
+  if (split.parts > 1) {
+    const int tail = params.num_tiles % sm_count;
+    params.split_tile0 = params.num_tiles - tail;
+    params.split_parts = split.parts;
+    params.split_blocks = split.blocks_per_part;
+    params.num_units = params.split_tile0 + tail * split.parts;
+    params.split_rows = tile.block_m;
+    params.split_cols = sm90::value_columns(bucket);
+    bytes = static_cast<std::size_t>(tail) * split.parts * tile.block_m * (params.split_cols + 1) *
+            sizeof(float);
+  }
+  params.grid_ctas = std::min(params.num_units, sm_count);
+  return bytes;
+}
+
+/// The stream-ordered memory pool of the sm90 forward's split partials on `device`: the library's
+/// own, which keeps its memory between calls. The device's default pool returns its memory at
+/// every synchronization (its release threshold, the application's to set, is 0 by default), so a
+/// call after one would map memory again before its kernel could start. The pool keeps the most
+/// that calls in flight together needed: a few MB on the image cases (sdxl-self-128: 6.5 MB).
+cudaMemPool_t split_pool(int device) {
+  static std::mutex mutex;
+  static std::map<int, cudaMemPool_t> pools;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (auto found = pools.find(device); found != pools.end()) return found->second;
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  cuda_check(cudaMemPoolCreate(&pool, &props), "cudaMemPoolCreate (sm90 forward split partials)");
+  uint64_t keep_all = UINT64_MAX;
+  cuda_check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all),
+             "cudaMemPoolSetAttribute (sm90 forward split partials)");
+  pools.emplace(device, pool);
+  return pool;
+}
+
+/// Queues the forward's launches (one per 256-column half of V and O above D = 256) with the
+/// tensor maps of Q and K set, then the combine of its split tiles.
+void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
+                      const sm90::FwdTile& tile) {
+  const int swizzle = sm90::swizzle_bytes(bucket);
+  const int columns = sm90::value_columns(bucket);
+  for (int col0 = 0; col0 < p.head_dim; col0 += columns) {
+    sm90::OperandGeometry v = geometry(p, p.v, true);
+    v.data = static_cast<const char*>(v.data) + col0 * 2;
+    v.head_dim = std::min<int64_t>(columns, p.head_dim - col0);
+    params.tmap_v = sm90::make_tensor_map(v, swizzle / 2, tile.block_n, swizzle);
+    params.v_col0 = col0;
+    sm90::forward(p.dtype, bucket, tile.block_m, tile.block_n, params, p.stream);
+  }
+  sm90::combine_split(p.dtype, params, p.stream);
+}
+
 }  // namespace
 
 bool cuda_sm90_supports(const Problem& p, std::string* why) {
@@ -609,21 +710,30 @@ void cuda_forward_sm90(const Problem& p) {
   params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, tile.block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
   params.num_tiles = static_cast<int>(params.num_m_blocks * p.batch * p.heads);
-  params.grid_ctas = std::min(params.num_tiles, sm_count);
+  const sm90::FwdSplit split = sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
+  const std::size_t split_bytes = set_forward_schedule(params, split, tile, bucket, sm_count);
   const int swizzle = sm90::swizzle_bytes(bucket);
   params.tmap_q =
       sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);
   params.tmap_k = sm90::make_tensor_map(geometry(p, p.k, true), swizzle / 2, tile.block_n, swizzle);
-  // Head dims above 256: one launch per 256-column half of V and O (S is recomputed per half).
-  const int columns = sm90::value_columns(bucket);
-  for (int col0 = 0; col0 < p.head_dim; col0 += columns) {
-    sm90::OperandGeometry v = geometry(p, p.v, true);
-    v.data = static_cast<const char*>(v.data) + col0 * 2;
-    v.head_dim = std::min<int64_t>(columns, p.head_dim - col0);
-    params.tmap_v = sm90::make_tensor_map(v, swizzle / 2, tile.block_n, swizzle);
-    params.v_col0 = col0;
-    sm90::forward(p.dtype, bucket, tile.block_m, tile.block_n, params, p.stream);
+  if (split_bytes == 0) return run_forward_sm90(p, params, bucket, tile);
+  // The partial results live only between the kernel and the combine: a stream-ordered
+  // allocation, as the backward's workspace, so that nothing synchronizes the device.
+  auto* stream = static_cast<cudaStream_t>(p.stream);
+  void* workspace = nullptr;
+  cuda_check(cudaMallocFromPoolAsync(&workspace, split_bytes, split_pool(p.device_index), stream),
+             "cudaMallocFromPoolAsync (sm90 forward split partials)");
+  params.split_o = static_cast<float*>(workspace);
+  params.split_lse =
+      params.split_o + static_cast<std::size_t>(params.num_units - params.split_tile0) *
+                           params.split_rows * params.split_cols;
+  try {
+    run_forward_sm90(p, params, bucket, tile);
+  } catch (...) {
+    cudaFreeAsync(workspace, stream);
+    throw;
   }
+  cuda_check(cudaFreeAsync(workspace, stream), "cudaFreeAsync");
 }
 
 #else

@@ -110,13 +110,19 @@ struct Consumer {
     softmax.update_scores(acc_s, p.shape.scale_log2, correction);
   }
 
-  /// One tile: its rows against all its key blocks, then the epilogue.
+  /// One work unit: its rows against its key blocks, then the epilogue (O and LSE of a whole
+  /// tile, or the partial result of one key range of a split tile).
   __device__ void run(const WorkTile& w, RingPosition<Tr::kStages>& ring, int& q_round) {
     clear(acc_o);
     softmax.init();
     if (w.n_blocks > 0) run_blocks(w, ring, q_round);
     float inv_sum[1][2], lse[1][2];
     softmax.finalize(p.shape.scale, inv_sum, lse);
+    if (w.partial >= 0) {
+      store_partial<kBlockM, Tr::kHeadDimV>(p, w, consumer * 64 + warp * 16, acc_o, inv_sum, lse,
+                                            lane);
+      return;
+    }
     store_output<T, kHeadDim, kBlockM, kBlockN>(p, w, w.m0 + consumer * 64 + warp * 16, acc_o,
                                                 inv_sum, lse, smem.staging(consumer * 4 + warp),
                                                 lane);
@@ -141,7 +147,7 @@ struct Consumer {
     release(smem.k_empty(stage));
     if (w.n_blocks == 1) release(smem.q_empty());
     float correction[1][2];
-    scores_to_probabilities(w, (w.n_blocks - 1) * kBlockN, correction);
+    scores_to_probabilities(w, (w.n_block0 + w.n_blocks - 1) * kBlockN, correction);
     acc_to_a_frags<T>(p_frag, acc_s);
 
     for (int j = 1; j < w.n_blocks; ++j) {
@@ -162,7 +168,7 @@ struct Consumer {
       fence_registers(s_flat());
       release(smem.k_empty(next_stage));
       if (j == w.n_blocks - 1) release(smem.q_empty());
-      scores_to_probabilities(w, (w.n_blocks - 1 - j) * kBlockN, correction);
+      scores_to_probabilities(w, (w.n_block0 + w.n_blocks - 1 - j) * kBlockN, correction);
       wgmma_wait<0>();
       fence_registers(o_flat());
       release(smem.v_empty(stage));
@@ -207,9 +213,9 @@ __device__ __forceinline__ void consume(const FwdParams& p,
                                             static_cast<int>(threadIdx.x) % 32};
   RingPosition<Tr::kStages> ring;
   int q_round = 0;
-  for (int tile = static_cast<int>(blockIdx.x); tile < p.num_tiles;
-       tile += static_cast<int>(gridDim.x)) {
-    const WorkTile w = locate_work<kHeadDim, kBlockM, kBlockN>(p, tile);
+  for (int unit = static_cast<int>(blockIdx.x); unit < p.num_units;
+       unit += static_cast<int>(gridDim.x)) {
+    const WorkTile w = locate_work<kHeadDim, kBlockM, kBlockN>(p, unit);
     if (w.has_rows()) c.run(w, ring, q_round);
   }
 }

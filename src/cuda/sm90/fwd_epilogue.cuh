@@ -125,6 +125,29 @@ __device__ __forceinline__ void store_output_staged(
    ...);
 }
 
+/// Writes the partial result of a split unit (FwdParams::split_o, split_lse): a warp's 16 rows,
+/// from row `tile_row0` of the tile, of O normalized by the unit's own sum in fp32, and their LSE
+/// over the unit's keys. Rows past q_len are skipped, as the combine skips them.
+template <int kBlockM, int kHeadDimV>
+__device__ __forceinline__ void store_partial(const FwdParams& p, const WorkTile& w, int tile_row0,
+                                              const float (&acc_o)[1][kHeadDimV / 8][4],
+                                              const float (&inv_sum)[1][2],
+                                              const float (&lse)[1][2], int lane) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int tile_row = tile_row0 + lane / 4 + half * 8;
+    if (w.m0 + tile_row >= w.rows.q_len) continue;
+    const int64_t row = static_cast<int64_t>(w.partial) * kBlockM + tile_row;
+    float* out_row = p.split_o + row * kHeadDimV;
+#pragma unroll
+    for (int d = 0; d < kHeadDimV / 8; ++d) {
+      *reinterpret_cast<float2*>(out_row + d * 8 + 2 * (lane % 4)) = make_float2(
+          acc_o[0][d][2 * half] * inv_sum[0][half], acc_o[0][d][2 * half + 1] * inv_sum[0][half]);
+    }
+    if (lane % 4 == 0) p.split_lse[row] = lse[0][half];
+  }
+}
+
 /// Writes a warp's 16 rows of O (from row0; rows past q_len and columns past the head dim are
 /// never written) and their LSE. `buffer` is the warp's staging buffer where it has one.
 template <typename T, int kHeadDim, int kBlockM, int kBlockN>

@@ -27,9 +27,9 @@ __device__ __forceinline__ void produce(const FwdParams& p,
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
   RingPosition<Tr::kStages> ring;
   int q_round = 0;  // tiles whose Q was loaded: the parity of the Q barriers
-  for (int tile = static_cast<int>(blockIdx.x); tile < p.num_tiles;
-       tile += static_cast<int>(gridDim.x)) {
-    const WorkTile w = locate_work<kHeadDim, kBlockM, kBlockN>(p, tile);
+  for (int unit = static_cast<int>(blockIdx.x); unit < p.num_units;
+       unit += static_cast<int>(gridDim.x)) {
+    const WorkTile w = locate_work<kHeadDim, kBlockM, kBlockN>(p, unit);
     // Tiles without rows or keys load nothing (their consumers only write zeros).
     if (!w.has_rows() || w.n_blocks == 0) continue;
     mbarrier_wait(smem.q_empty(), (q_round & 1) ^ 1);
@@ -41,7 +41,8 @@ __device__ __forceinline__ void produce(const FwdParams& p,
     for (int j = 0; j < w.n_blocks; ++j, ++ring.index) {
       const int stage = ring.stage();
       const uint32_t free_parity = ring.parity() ^ 1;
-      const int key_row = static_cast<int>(w.rows.k_begin) + (w.n_blocks - 1 - j) * Tr::kBlockN;
+      const int key_row =
+          static_cast<int>(w.rows.k_begin) + (w.n_block0 + w.n_blocks - 1 - j) * Tr::kBlockN;
       mbarrier_wait(smem.k_empty(stage), free_parity);
       mbarrier_arrive_expect_tx(smem.k_full(stage), Tr::kKBytes);
       load_tile<kHeadDim, kBlockM, kBlockN, Tr::kBlockN, Tr::kPanels>(

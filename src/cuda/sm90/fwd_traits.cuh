@@ -90,20 +90,30 @@ struct WorkTile {
   int m0;  ///< first query row of the block within its sequence
   int head, head_kv, seq;
   SeqRange rows;
-  int n_blocks;   ///< key blocks visited, walked from the last down (masked blocks first)
+  int n_block0;   ///< first key block of the unit (0 unless the tile is split over its keys)
+  int n_blocks;   ///< key blocks visited from n_block0, walked from the last down (masked first)
   int seq_coord;  ///< the tensor maps' sequence coordinate (0 in varlen mode: rows are global)
+  int partial;    ///< index of the unit's partial result (FwdParams::split_o), -1: a whole tile
 
   /// Whether the block has rows to write (varlen sequences shorter than the longest have none).
   __device__ bool has_rows() const { return m0 < rows.q_len; }
 };
 
-/// The tile with schedule index `tile`. The longest query blocks (most keys under the causal
+/// The work unit with schedule index `unit`: a whole tile, or from split_tile0 on one key range
+/// of a tile. Tiles are ordered so that the longest query blocks (most keys under the causal
 /// mask) come first.
 template <int kHeadDim, int kBlockM, int kBlockN>
-__device__ __forceinline__ WorkTile locate_work(const FwdParams& p, int tile) {
+__device__ __forceinline__ WorkTile locate_work(const FwdParams& p, int unit) {
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
   const sm80::ShapeParams& s = p.shape;
   WorkTile t;
+  int tile = unit;
+  int part = -1;
+  if (unit >= p.split_tile0) {
+    const int rank = unit - p.split_tile0;
+    tile = p.split_tile0 + rank / p.split_parts;
+    part = rank % p.split_parts;
+  }
   const int m_block = p.num_m_blocks - 1 - tile % p.num_m_blocks;
   const int bh = tile / p.num_m_blocks;
   t.head = bh % s.heads;
@@ -115,6 +125,13 @@ __device__ __forceinline__ WorkTile locate_work(const FwdParams& p, int tile) {
   int n_end = t.rows.k_len;
   if (s.causal) n_end = max(0, min(t.rows.k_len, t.m0 + Tr::kBlockM + t.rows.k_len - t.rows.q_len));
   t.n_blocks = (n_end + Tr::kBlockN - 1) / Tr::kBlockN;
+  t.n_block0 = 0;
+  t.partial = -1;
+  if (part >= 0) {
+    t.n_block0 = part * p.split_blocks;
+    t.n_blocks = max(0, min(t.n_blocks, t.n_block0 + p.split_blocks) - t.n_block0);
+    t.partial = unit - p.split_tile0;
+  }
   t.seq_coord = s.cu_seqlens_q == nullptr ? t.seq : 0;
   return t;
 }

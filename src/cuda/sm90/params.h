@@ -17,8 +17,22 @@ struct FwdParams {
   int64_t lse_seq_stride = 0, lse_head_stride = 0, lse_row_stride = 0;
   int num_m_blocks = 0;
   int num_tiles = 0;  ///< num_m_blocks x heads x sequences
-  int grid_ctas = 0;  ///< persistent CTAs: min(num_tiles, SMs)
-  int v_col0 = 0;     ///< first column of V and O this launch covers (head dims above 256)
+  /// Work units of the schedule: the tiles before split_tile0 whole, then split_parts key ranges
+  /// of each tile from split_tile0 on (the last wave's tiles, fwd_split.h). Without a split,
+  /// num_units == split_tile0 == num_tiles.
+  int num_units = 0;
+  int split_tile0 = 0;
+  int split_parts = 1;
+  int split_blocks = 0;  ///< key blocks of a part (the last part of a tile may have fewer)
+  int grid_ctas = 0;     ///< persistent CTAs: min(num_units, SMs)
+  /// Partial results of the split units (unit - split_tile0 indexes them): O normalized by the
+  /// part's own sum, fp32 [unit][block rows][split_cols], and its LSE [unit][block rows]. The
+  /// combine kernel merges a tile's parts into out and lse.
+  float* split_o = nullptr;
+  float* split_lse = nullptr;
+  int split_rows = 0;  ///< query rows of a tile (kBlockM)
+  int split_cols = 0;  ///< columns of V and O (kHeadDimV)
+  int v_col0 = 0;      ///< first column of V and O this launch covers (head dims above 256)
   CUtensorMap tmap_q;  ///< box: one swizzle panel x kBlockM rows
   CUtensorMap tmap_k;  ///< box: one swizzle panel x kBlockN rows
   CUtensorMap tmap_v;
