@@ -304,6 +304,28 @@ int backward_tile_variant(int bucket, int device_index) {
   return 0;
 }
 
+/// Largest FLASHVISION_SM80_BWD_STAGGER: more than any query-block count of a key block's walk
+/// that the stagger could still spread (offsets are taken modulo that count).
+constexpr int kMaxQueryStagger = 1 << 20;
+
+/// The sm80 backward's query stagger (params.h): FLASHVISION_SM80_BWD_STAGGER, a positive integer,
+/// or 1 (none) when it is unset or empty. Deterministic runs keep 1: there one CTA walks every key
+/// block of a head, so no other CTA adds into its dQ rows that a stagger could keep apart.
+int backward_query_stagger(bool deterministic) {
+  constexpr const char* kName = "FLASHVISION_SM80_BWD_STAGGER";
+  const char* value = std::getenv(kName);
+  if (value == nullptr || *value == '\0') return 1;
+  const std::string text(value);
+  long long stagger = 0;
+  const bool digits = text.size() <= 7 && text.find_first_not_of("0123456789") == std::string::npos;
+  if (digits) stagger = std::stoll(text);
+  if (!digits || stagger < 1 || stagger > kMaxQueryStagger) {
+    throw Error(std::string(kName) + " is \"" + text + "\", expected a query-block stagger 1.." +
+                std::to_string(kMaxQueryStagger));
+  }
+  return deterministic ? 1 : static_cast<int>(stagger);
+}
+
 /// Query splits of the backward grid (see bwd_split.h), from the device's SM count.
 int backward_splits(const Problem& p, const sm80::BwdParams& params, int block_m) {
   const int64_t ctas = (p.deterministic ? 1 : params.num_n_blocks) * p.batch * p.heads_kv;
@@ -357,6 +379,7 @@ BackwardPlan plan_backward(const Problem& p, bool sm90) {
   params.accum_rows = params.shape.total_q;
   params.deterministic = p.deterministic;
   params.partial_rows = params.shape.total_k;
+  params.query_stagger = backward_query_stagger(p.deterministic);
   plan.empty = p.batch == 0 || p.heads == 0;
   if (plan.empty) return plan;
   params.tile_variant = backward_tile_variant(plan.bucket, p.device_index);

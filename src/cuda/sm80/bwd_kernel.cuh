@@ -6,6 +6,8 @@
 // the warps as tile_config.h's warp_grid picks: the fewest ldmatrix bytes per mma. The host picks
 // the tile variant (bwd_tile: 64 or 128 query rows, one or two query slots) the device's shared
 // memory allows.
+// With params.query_stagger > 1, key block n starts its walk at query block n % query_stagger of
+// its range and wraps around, so that CTAs running at once add into different dQ rows.
 // When (key blocks x kv heads x sequences) cannot fill the GPU, the host splits the query blocks
 // over num_splits CTAs per key block: each walks a contiguous share and writes fp32 partial dK, dV
 // that the reduce kernel (bwd_aux.cu) sums in split order.
@@ -391,25 +393,27 @@ __device__ __forceinline__ void bwd_key_block(const BwdParams& p,
   const QueryBlockRange range = query_block_range(p, r, n0, query_split<kSplit>(p),
                                                   kSplit ? p.num_splits : 1, Tr::kBlockM);
   const int m_first = range.first, m_count = range.count;
+  const int m_end = m_first + m_count;
+  // Each head's walk starts here and wraps around at m_end (query_stagger, params.h).
+  const int m_start = m_count > 0 ? m_first + n_block % p.query_stagger % m_count : m_first;
   const int steps = m_count * sh.group;
 
   float acc_dk[kMT][kNT][4], acc_dv[kMT][kNT][4];
   clear(acc_dk);
   clear(acc_dv);
   if (steps > 0) {
-    load_query_block(p, sm, r, seq, head_kv * sh.group, m_first * Tr::kBlockM);
+    load_query_block(p, sm, r, seq, head_kv * sh.group, m_start * Tr::kBlockM);
   }
   ptx::cp_async_commit();
   const uint32_t pt_warp = ptx::smem_addr(sm.pt + key0 * Tr::kLdM);
   const uint32_t dst_warp = ptx::smem_addr(sm.dst + key0 * Tr::kLdM);
   // The step's head and query block advance by increments (blocks of one head, then the next
   // head of the group) rather than by a division of the step by m_count on every step.
-  int head = head_kv * sh.group, m_block = m_first;
+  int head = head_kv * sh.group, m_block = m_start;
   for (int step = 0; step < steps; ++step) {
     const int m0 = m_block * Tr::kBlockM;
-    const bool head_done = m_block + 1 == m_first + m_count;
-    const int next_head = head_done ? head + 1 : head;
-    const int next_m_block = head_done ? m_first : m_block + 1;
+    const int next_m_block = m_block + 1 == m_end ? m_first : m_block + 1;
+    const int next_head = next_m_block == m_start ? head + 1 : head;
     const BwdSmem<T, kHeadDim, kVariant> cur = kTwoSlots ? sm.at_slot(step & 1) : sm;
     ptx::cp_async_wait<0>();
     // This step's Q, dO, LSE, D are in; the last step's reads of dS^T (and with two slots, of the

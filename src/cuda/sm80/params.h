@@ -66,6 +66,10 @@ struct BwdParams {
   float* dk_partial = nullptr;  ///< fp32 [splits][heads_kv][rows_k][head_dim], dK / scale
   float* dv_partial = nullptr;  ///< fp32 [splits][heads_kv][rows_k][head_dim]
   int64_t partial_rows = 0;     ///< rows_k = batch*Nk or total_k
+  /// Key block n starts its walk over the query blocks at block n % query_stagger of its range
+  /// (wrapping around): the CTAs that run at once then add into different dQ rows instead of all
+  /// into the same block in step. 1: every key block starts at the first query block.
+  int query_stagger = 1;
 };
 
 }  // namespace flashvision::detail::sm80
