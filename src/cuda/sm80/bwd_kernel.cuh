@@ -40,13 +40,18 @@ struct BwdTraits {
   // kernel is bound by ldmatrix bandwidth): S^T and dP^T (keys x queries), dK and dV (keys x
   // head dim), dQ (queries x head dim).
   static constexpr WarpGrid kSdp = warp_grid(kBlockN, kBlockM, kWarps, kTile.sdp_key_warps);
+  // With params.sdp_split, half of the warps compute S^T and the other half dP^T, each GEMM split
+  // over its half for the fewest loads: every operand is then loaded by fewer warps.
+  static constexpr int kSdpHalfWarps = kWarps / 2;
+  static constexpr WarpGrid kSdpHalf = warp_grid(kBlockN, kBlockM, kSdpHalfWarps);
   static constexpr WarpGrid kKv = warp_grid(kBlockN, kHeadDim, kWarps);
   static constexpr int kDqPassDim = kHeadDim / kTile.dq_passes;  // dQ columns per pass
   static constexpr WarpGrid kDq = warp_grid(kBlockM, kDqPassDim, kWarps);
   static_assert(kBlockM > 0, "the bucket has this tile variant");
   static_assert(kTile.query_slots == 1 || kTile.query_slots == 2, "one or two query slots");
   static_assert(kDqPassDim * kTile.dq_passes == kHeadDim, "dQ passes split the head dim evenly");
-  static_assert(kSdp.row_warps > 0 && kKv.row_warps > 0 && kDq.row_warps > 0,
+  static_assert(kSdp.row_warps > 0 && kKv.row_warps > 0 && kDq.row_warps > 0 &&
+                    kSdpHalf.row_warps > 0,
                 "every backward GEMM needs a warp grid of whole mma tiles");
 };
 
@@ -195,6 +200,116 @@ __device__ __forceinline__ void probabilities_and_ds(const BwdParams& p,
     write_probabilities_and_ds<T, kMT, kNT, Tr::kLdM, false>(s, dp, lse_log2, dvec, sh.scale_log2,
                                                              sm.pt, sm.dst, key0, query0, key_end,
                                                              sh.causal, diag, lane);
+  }
+}
+
+/// Writes P^T = exp2(S^T scale_log2 - LSE) of a warp's tiles to shared memory (masked as
+/// write_probabilities_and_ds does).
+template <typename T, int kMT, int kNT, int kLdM, bool kMasked>
+__device__ __forceinline__ void write_probabilities(const float (&s)[kMT][kNT][4],
+                                                    const float2 (&lse_log2)[kNT],
+                                                    float scale_log2, T* pt, int key0, int query0,
+                                                    int key_end, bool causal, int diag, int lane) {
+#pragma unroll
+  for (int m = 0; m < kMT; ++m) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int key = key0 + m * 16 + lane / 4 + half * 8;
+#pragma unroll
+      for (int n = 0; n < kNT; ++n) {
+        const int query = query0 + n * 8 + 2 * (lane % 4);
+        float prob[2] = {ptx::exp2_approx(fmaf(s[m][n][2 * half], scale_log2, -lse_log2[n].x)),
+                         ptx::exp2_approx(fmaf(s[m][n][2 * half + 1], scale_log2, -lse_log2[n].y))};
+        if constexpr (kMasked) {
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            if (key >= key_end || (causal && key >= diag + query + e)) prob[e] = 0.0f;
+          }
+        }
+        *reinterpret_cast<uint32_t*>(pt + key * kLdM + query) = ptx::pack2<T>(prob[0], prob[1]);
+      }
+    }
+  }
+}
+
+/// Writes dS^T = P^T (dP^T - D) of a warp's tiles to shared memory, P^T read back from `pt` (in
+/// T: the rounding the dV GEMM sees too; masked elements are 0 there).
+template <typename T, int kMT, int kNT, int kLdM>
+__device__ __forceinline__ void write_ds_from_probabilities(const float (&dp)[kMT][kNT][4],
+                                                            const float2 (&dvec)[kNT], const T* pt,
+                                                            T* dst, int key0, int query0,
+                                                            int lane) {
+#pragma unroll
+  for (int m = 0; m < kMT; ++m) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int key = key0 + m * 16 + lane / 4 + half * 8;
+#pragma unroll
+      for (int n = 0; n < kNT; ++n) {
+        const int query = query0 + n * 8 + 2 * (lane % 4);
+        const float2 prob =
+            ptx::unpack2<T>(*reinterpret_cast<const uint32_t*>(pt + key * kLdM + query));
+        const float ds0 = prob.x * (dp[m][n][2 * half] - dvec[n].x);
+        const float ds1 = prob.y * (dp[m][n][2 * half + 1] - dvec[n].y);
+        *reinterpret_cast<uint32_t*>(dst + key * kLdM + query) = ptx::pack2<T>(ds0, ds1);
+      }
+    }
+  }
+}
+
+/// P^T and dS^T of one query block with the warps in two groups (params.sdp_split): the first
+/// computes S^T and writes P^T, the second computes dP^T, waits on hardware barrier 1 for P^T and
+/// writes dS^T. Each GEMM spreads over half of the warps with larger warp tiles, so K, V, Q and
+/// dO are each loaded by fewer warps: a quarter to a third fewer shared-memory loads in this
+/// phase, which issues most of the step's ldmatrix traffic.
+template <typename T, int kHeadDim, int kVariant>
+__device__ __forceinline__ void probabilities_and_ds_split(const BwdParams& p,
+                                                           const BwdSmem<T, kHeadDim, kVariant>& sm,
+                                                           const SeqRange& r, int n0, int m0) {
+  using Tr = BwdTraits<kHeadDim, kVariant>;
+  constexpr WarpGrid kGrid = Tr::kSdpHalf;
+  constexpr int kMT = kGrid.m_tiles, kNT = kGrid.n_tiles;
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const bool scores_group = warp < Tr::kSdpHalfWarps;
+  const int group_warp = scores_group ? warp : warp - Tr::kSdpHalfWarps;
+  const int key0 = (group_warp % kGrid.row_warps) * kMT * 16;
+  const int query0 = (group_warp / kGrid.row_warps) * kNT * 8;
+  float acc[kMT][kNT][4];
+  clear(acc);
+  if (scores_group) {
+    warp_gemm_ss<T, kMT, kNT, kHeadDim, false, false>(
+        acc, ptx::smem_addr(sm.k + key0 * Tr::kLd), Tr::kLd,
+        ptx::smem_addr(sm.q + query0 * Tr::kLd), Tr::kLd, lane);
+    float2 lse_log2[kNT];
+#pragma unroll
+    for (int n = 0; n < kNT; ++n) {
+      lse_log2[n] =
+          *reinterpret_cast<const float2*>(sm.lse_log2 + query0 + n * 8 + 2 * (lane % 4));
+    }
+    const ShapeParams& sh = p.shape;
+    const int key_end = r.k_len - n0;
+    const int diag = m0 + 1 + r.k_len - r.q_len - n0;
+    const bool needs_mask = Tr::kBlockN > key_end || (sh.causal && Tr::kBlockN - 1 >= diag);
+    if (needs_mask) {
+      write_probabilities<T, kMT, kNT, Tr::kLdM, true>(acc, lse_log2, sh.scale_log2, sm.pt, key0,
+                                                       query0, key_end, sh.causal, diag, lane);
+    } else {
+      write_probabilities<T, kMT, kNT, Tr::kLdM, false>(acc, lse_log2, sh.scale_log2, sm.pt, key0,
+                                                        query0, key_end, sh.causal, diag, lane);
+    }
+    ptx::named_barrier_arrive(1, Tr::kThreads);
+  } else {
+    warp_gemm_ss<T, kMT, kNT, kHeadDim, false, false>(
+        acc, ptx::smem_addr(sm.v + key0 * Tr::kLd), Tr::kLd,
+        ptx::smem_addr(sm.dout + query0 * Tr::kLd), Tr::kLd, lane);
+    float2 dvec[kNT];
+#pragma unroll
+    for (int n = 0; n < kNT; ++n) {
+      dvec[n] = *reinterpret_cast<const float2*>(sm.dvec + query0 + n * 8 + 2 * (lane % 4));
+    }
+    ptx::named_barrier_sync(1, Tr::kThreads);  // the first group's P^T is in
+    write_ds_from_probabilities<T, kMT, kNT, Tr::kLdM>(acc, dvec, sm.pt, sm.dst, key0, query0,
+                                                       lane);
   }
 }
 
@@ -367,7 +482,7 @@ __device__ __forceinline__ QueryBlockRange query_block_range(const BwdParams& p,
 /// With two query slots the next query block loads into the other slot at the start of each step,
 /// so it has the whole step to land and the barrier that freed the single slot goes; dQ (whose
 /// atomics then drain under the dV, dK GEMMs) comes first.
-template <typename T, int kHeadDim, int kVariant, bool kSplit>
+template <typename T, int kHeadDim, int kVariant, bool kSplit, bool kSdpSplit>
 __device__ __forceinline__ void bwd_key_block(const BwdParams& p,
                                               const BwdSmem<T, kHeadDim, kVariant>& sm,
                                               int n_block, int seq, int head_kv) {
@@ -424,7 +539,11 @@ __device__ __forceinline__ void bwd_key_block(const BwdParams& p,
                        next_m_block * Tr::kBlockM);
       ptx::cp_async_commit();
     }
-    probabilities_and_ds(p, cur, r, n0, m0);
+    if constexpr (kSdpSplit) {
+      probabilities_and_ds_split(p, cur, r, n0, m0);
+    } else {
+      probabilities_and_ds(p, cur, r, n0, m0);
+    }
     __syncthreads();  // P^T and dS^T complete
     if constexpr (kTwoSlots) accumulate_dq(p, cur, r, head, m0);
     warp_gemm_ss<T, kMT, kNT, Tr::kBlockM, false, true>(
@@ -464,7 +583,7 @@ __device__ __forceinline__ void bwd_key_block(const BwdParams& p,
 /// Grid: (query split, key block, kv head, sequence) folded into x, the split fastest; in
 /// deterministic mode one CTA per (query split, kv head, sequence) walks all key blocks so that
 /// dQ is summed in a fixed order.
-template <typename T, int kHeadDim, int kVariant, bool kSplit>
+template <typename T, int kHeadDim, int kVariant, bool kSplit, bool kSdpSplit>
 __global__ void __launch_bounds__(BwdTraits<kHeadDim, kVariant>::kThreads)
     bwd_kernel(const __grid_constant__ BwdParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -476,7 +595,7 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim, kVariant>::kThreads)
   const int n_first = p.deterministic ? 0 : tile % blocks_per_head;
   const int n_last = p.deterministic ? p.num_n_blocks : n_first + 1;
   for (int n_block = n_first; n_block < n_last; ++n_block) {
-    bwd_key_block<T, kHeadDim, kVariant, kSplit>(p, sm, n_block, seq, head_kv);
+    bwd_key_block<T, kHeadDim, kVariant, kSplit, kSdpSplit>(p, sm, n_block, seq, head_kv);
   }
 }
 
@@ -485,8 +604,11 @@ template <typename T, int kHeadDim, int kVariant>
 void launch_bwd(const BwdParams& params, cudaStream_t stream) {
   using Tr = BwdTraits<kHeadDim, kVariant>;
   constexpr int kSmem = static_cast<int>(bwd_smem_bytes(kHeadDim, kVariant));
-  auto* kernel = params.num_splits > 1 ? &bwd_kernel<T, kHeadDim, kVariant, true>
-                                        : &bwd_kernel<T, kHeadDim, kVariant, false>;
+  auto* kernel = params.num_splits > 1
+                     ? (params.sdp_split ? &bwd_kernel<T, kHeadDim, kVariant, true, true>
+                                         : &bwd_kernel<T, kHeadDim, kVariant, true, false>)
+                     : (params.sdp_split ? &bwd_kernel<T, kHeadDim, kVariant, false, true>
+                                         : &bwd_kernel<T, kHeadDim, kVariant, false, false>);
   cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
              "cudaFuncSetAttribute (sm80 backward)");
   const long long blocks = static_cast<long long>(params.deterministic ? 1 : params.num_n_blocks) *

@@ -70,6 +70,9 @@ struct BwdParams {
   /// (wrapping around): the CTAs that run at once then add into different dQ rows instead of all
   /// into the same block in step. 1: every key block starts at the first query block.
   int query_stagger = 1;
+  /// P^T and dS^T by two warp groups, one per GEMM (bwd_kernel.cuh, probabilities_and_ds_split),
+  /// instead of every warp computing tiles of both.
+  bool sdp_split = false;
 };
 
 }  // namespace flashvision::detail::sm80
