@@ -326,16 +326,17 @@ int backward_query_stagger(bool deterministic) {
   return deterministic ? 1 : static_cast<int>(stagger);
 }
 
-/// Whether the sm80 backward computes S^T and dP^T in two warp groups (params.h's sdp_split), as
-/// FLASHVISION_SM80_BWD_SDP asks: "split", or "shared" (every warp both; the default when unset).
-bool backward_sdp_split() {
+/// How the sm80 backward's warps share a step (params.h's BwdWarpRoles), as
+/// FLASHVISION_SM80_BWD_SDP asks: "shared" (the default when unset), "split" or "groups".
+int backward_warp_roles() {
   constexpr const char* kName = "FLASHVISION_SM80_BWD_SDP";
   const char* value = std::getenv(kName);
-  if (value == nullptr || *value == '\0') return false;
+  if (value == nullptr || *value == '\0') return sm80::kRolesShared;
   const std::string text(value);
-  if (text == "split") return true;
-  if (text == "shared") return false;
-  throw Error(std::string(kName) + " is \"" + text + "\", expected shared or split");
+  if (text == "shared") return sm80::kRolesShared;
+  if (text == "split") return sm80::kRolesSplitSdp;
+  if (text == "groups") return sm80::kRolesGroups;
+  throw Error(std::string(kName) + " is \"" + text + "\", expected shared, split or groups");
 }
 
 /// Query splits of the backward grid (see bwd_split.h), from the device's SM count.
@@ -392,7 +393,7 @@ BackwardPlan plan_backward(const Problem& p, bool sm90) {
   params.deterministic = p.deterministic;
   params.partial_rows = params.shape.total_k;
   params.query_stagger = backward_query_stagger(p.deterministic);
-  params.sdp_split = backward_sdp_split();
+  params.warp_roles = backward_warp_roles();
   plan.empty = p.batch == 0 || p.heads == 0;
   if (plan.empty) return plan;
   params.tile_variant = backward_tile_variant(plan.bucket, p.device_index);

@@ -70,9 +70,14 @@ struct BwdParams {
   /// (wrapping around): the CTAs that run at once then add into different dQ rows instead of all
   /// into the same block in step. 1: every key block starts at the first query block.
   int query_stagger = 1;
-  /// P^T and dS^T by two warp groups, one per GEMM (bwd_kernel.cuh, probabilities_and_ds_split),
-  /// instead of every warp computing tiles of both.
-  bool sdp_split = false;
+  /// How the main kernel's warps share a step's work (BwdWarpRoles).
+  int warp_roles = 0;
 };
+
+/// BwdParams::warp_roles: every warp computes tiles of every GEMM (shared), or two groups of half
+/// the warps compute S^T and dP^T (split_sdp: bwd_kernel.cuh's probabilities_and_ds_split), or
+/// also keep dV and dK apart (groups: the S group accumulates dV, the dP group dK, each group
+/// half of dQ's columns; bwd_key_block_groups).
+enum BwdWarpRoles : int { kRolesShared = 0, kRolesSplitSdp = 1, kRolesGroups = 2 };
 
 }  // namespace flashvision::detail::sm80

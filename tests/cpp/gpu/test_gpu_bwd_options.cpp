@@ -5,6 +5,9 @@
 //   wrap skips or repeats a query block and breaks dK, dV or dQ.
 // - FLASHVISION_SM80_BWD_SDP=split: one warp group computes S^T and writes P^T, the other dP^T and
 //   dS^T from that P^T. A missing wait, a wrong warp tile or mask breaks dK (and dQ) or dV.
+// - FLASHVISION_SM80_BWD_SDP=groups: as split, and the S group accumulates dV, the dP group dK,
+//   each group adds half of dQ's columns (both halves checked through the head dims below their
+//   bucket: D = 104 ends inside the second half).
 // Every case has several key blocks (so that some start past their first query block), several
 // query blocks with a ragged last one, and grouped heads (each CTA walks two query heads).
 #include <gtest/gtest.h>
@@ -83,6 +86,17 @@ TEST_P(GpuBwdOptions, SplitSdpMatchesTheReference) {
 TEST_P(GpuBwdOptions, SplitSdpWithAStaggerMatchesTheReference) {
   ScopedEnv sdp_env(kSdpVar, "split");
   ScopedEnv stagger_env(kStaggerVar, "2");
+  check_cases_on_every_tile(target(), dtype());
+}
+
+TEST_P(GpuBwdOptions, WarpGroupsMatchTheReference) {
+  ScopedEnv sdp_env(kSdpVar, "groups");
+  check_cases_on_every_tile(target(), dtype());
+}
+
+TEST_P(GpuBwdOptions, WarpGroupsWithAStaggerMatchTheReference) {
+  ScopedEnv sdp_env(kSdpVar, "groups");
+  ScopedEnv stagger_env(kStaggerVar, "5");
   check_cases_on_every_tile(target(), dtype());
 }
 
