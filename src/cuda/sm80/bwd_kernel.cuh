@@ -731,7 +731,7 @@ __device__ __forceinline__ void bwd_key_block_groups(const BwdParams& p,
     const uint32_t b_warp = ptx::smem_addr((group == 0 ? cur.dout : cur.q) + dim0);
     if (group == 0) {
       group_probabilities(p, cur, r, n0, m0, group_warp, lane);
-      __syncthreads();  // P^T complete (the dP group has its dP^T)
+      ptx::cta_barrier_per_warp();  // P^T complete (the dP group has its dP^T)
       warp_gemm_ss<T, kMT, kNT, Tr::kBlockM, false, true>(acc, a_warp, Tr::kLdM, b_warp, Tr::kLd,
                                                           lane);
       if constexpr (kTwoSlots) {
@@ -741,7 +741,7 @@ __device__ __forceinline__ void bwd_key_block_groups(const BwdParams& p,
     } else {
       float dp[Tr::kSdpHalf.m_tiles][Tr::kSdpHalf.n_tiles][4];
       group_dp(dp, cur, group_warp, lane);
-      __syncthreads();  // P^T complete
+      ptx::cta_barrier_per_warp();  // P^T complete
       group_ds(dp, cur, group_warp, lane);
       if constexpr (kTwoSlots) ptx::named_barrier_arrive(2, Tr::kThreads);
       ptx::named_barrier_sync(3, Tr::kThreads / 2);  // the group's dS^T complete for its dK
