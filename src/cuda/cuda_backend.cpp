@@ -305,6 +305,52 @@ int backward_tile_variant(int bucket, int device_index) {
   return 0;
 }
 
+/// Largest FLASHVISION_SM80_BWD_STAGGER: more than any query-block count of a key block's walk
+/// that the stagger could still spread (offsets are taken modulo that count).
+constexpr int kMaxQueryStagger = 1 << 20;
+
+/// The sm80 backward's query stagger (params.h): FLASHVISION_SM80_BWD_STAGGER, a positive integer,
+/// or 1 (none) when it is unset or empty. Deterministic runs keep 1: there one CTA walks every key
+/// block of a head, so no other CTA adds into its dQ rows that a stagger could keep apart.
+int backward_query_stagger(bool deterministic) {
+  constexpr const char* kName = "FLASHVISION_SM80_BWD_STAGGER";
+  const char* value = std::getenv(kName);
+  if (value == nullptr || *value == '\0') return 1;
+  const std::string text(value);
+  long long stagger = 0;
+  const bool digits = text.size() <= 7 && text.find_first_not_of("0123456789") == std::string::npos;
+  if (digits) stagger = std::stoll(text);
+  if (!digits || stagger < 1 || stagger > kMaxQueryStagger) {
+    throw Error(std::string(kName) + " is \"" + text + "\", expected a query-block stagger 1.." +
+                std::to_string(kMaxQueryStagger));
+  }
+  return deterministic ? 1 : static_cast<int>(stagger);
+}
+
+/// Head-dim buckets in which the sm80 backward's warps work as two groups by default on Hopper:
+/// there groups ran the backward 8-12 % faster than shared warps at D = 128 and 256 and 2 % slower
+/// at D = 64 (bench/results/2026-11-29-h200-v8, call 9). sm_80 itself (A100) was not measured and
+/// spills more with groups, so other devices keep shared warps; so does bucket 512 (not measured).
+constexpr bool groups_by_default(int bucket, int major) {
+  return major >= 9 && bucket > 96 && bucket <= 256;
+}
+
+/// How the sm80 backward's warps share a step (params.h's BwdWarpRoles) for head-dim `bucket` on
+/// a device of compute capability `major`: FLASHVISION_SM80_BWD_SDP ("shared", "split" or
+/// "groups") when set, else as groups_by_default says.
+int backward_warp_roles(int bucket, int major) {
+  constexpr const char* kName = "FLASHVISION_SM80_BWD_SDP";
+  const char* value = std::getenv(kName);
+  if (value == nullptr || *value == '\0') {
+    return groups_by_default(bucket, major) ? sm80::kRolesGroups : sm80::kRolesShared;
+  }
+  const std::string text(value);
+  if (text == "shared") return sm80::kRolesShared;
+  if (text == "split") return sm80::kRolesSplitSdp;
+  if (text == "groups") return sm80::kRolesGroups;
+  throw Error(std::string(kName) + " is \"" + text + "\", expected shared, split or groups");
+}
+
 /// Query splits of the backward grid (see bwd_split.h), from the device's SM count.
 int backward_splits(const Problem& p, const sm80::BwdParams& params, int block_m) {
   const int64_t ctas = (p.deterministic ? 1 : params.num_n_blocks) * p.batch * p.heads_kv;
@@ -358,6 +404,8 @@ BackwardPlan plan_backward(const Problem& p, bool sm90) {
   params.accum_rows = params.shape.total_q;
   params.deterministic = p.deterministic;
   params.partial_rows = params.shape.total_k;
+  params.query_stagger = backward_query_stagger(p.deterministic);
+  params.warp_roles = backward_warp_roles(plan.bucket, device_info(p.device_index).major);
   plan.empty = p.batch == 0 || p.heads == 0;
   if (plan.empty) return plan;
   params.tile_variant = backward_tile_variant(plan.bucket, p.device_index);

@@ -1,6 +1,7 @@
 // Thin wrappers over the PTX instructions the sm80 kernels are built from: tensor-core MMA
-// (mma.sync m16n8k16), shared-memory matrix loads (ldmatrix), asynchronous copies (cp.async) and
-// the fast base-2 exponential. Each wrapper is one instruction; layouts are documented where used.
+// (mma.sync m16n8k16), shared-memory matrix loads (ldmatrix), asynchronous copies (cp.async),
+// named barriers and the fast base-2 exponential. Each wrapper is one instruction; layouts are
+// documented where used.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -97,6 +98,24 @@ __device__ __forceinline__ int thread_index_here() {
   unsigned tid;
   asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
   return static_cast<int>(tid);
+}
+
+/// Barrier among `threads` threads (a multiple of 32) on hardware barrier `id` (0 is
+/// __syncthreads'); with named_barrier_arrive it orders shared-memory writes before the arrival
+/// against reads after the sync.
+__device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+/// __syncthreads() for warps that reach it at different instructions (branches that are uniform
+/// per warp): the non-.aligned barrier, whose arrivals are counted per warp.
+__device__ __forceinline__ void cta_barrier_per_warp() {
+  asm volatile("barrier.sync 0;\n" ::: "memory");
+}
+
+/// Counts this thread towards hardware barrier `id` of `threads` threads without waiting.
+__device__ __forceinline__ void named_barrier_arrive(uint32_t id, uint32_t threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 /// 2^x with the hardware approximation (ex2.approx; -inf gives 0).

@@ -6,6 +6,8 @@
 // the warps as tile_config.h's warp_grid picks: the fewest ldmatrix bytes per mma. The host picks
 // the tile variant (bwd_tile: 64 or 128 query rows, one or two query slots) the device's shared
 // memory allows.
+// With params.query_stagger > 1, key block n starts its walk at query block n % query_stagger of
+// its range and wraps around, so that CTAs running at once add into different dQ rows.
 // When (key blocks x kv heads x sequences) cannot fill the GPU, the host splits the query blocks
 // over num_splits CTAs per key block: each walks a contiguous share and writes fp32 partial dK, dV
 // that the reduce kernel (bwd_aux.cu) sums in split order.
@@ -38,13 +40,24 @@ struct BwdTraits {
   // kernel is bound by ldmatrix bandwidth): S^T and dP^T (keys x queries), dK and dV (keys x
   // head dim), dQ (queries x head dim).
   static constexpr WarpGrid kSdp = warp_grid(kBlockN, kBlockM, kWarps, kTile.sdp_key_warps);
+  // With kRolesSplitSdp, half of the warps compute S^T and the other half dP^T, each GEMM split
+  // over its half for the fewest loads: every operand is then loaded by fewer warps.
+  static constexpr int kSdpHalfWarps = kWarps / 2;
+  static constexpr WarpGrid kSdpHalf = warp_grid(kBlockN, kBlockM, kSdpHalfWarps);
+  // With warp groups (kRolesGroups) each group also owns one of dV and dK over its half of the
+  // warps, and half of dQ's columns, in dq_passes passes.
+  static constexpr WarpGrid kKvGroup = warp_grid(kBlockN, kHeadDim, kSdpHalfWarps);
+  static constexpr int kDqGroupPassDim = kHeadDim / (2 * kTile.dq_passes);
+  static constexpr WarpGrid kDqGroup = warp_grid(kBlockM, kDqGroupPassDim, kSdpHalfWarps);
   static constexpr WarpGrid kKv = warp_grid(kBlockN, kHeadDim, kWarps);
   static constexpr int kDqPassDim = kHeadDim / kTile.dq_passes;  // dQ columns per pass
   static constexpr WarpGrid kDq = warp_grid(kBlockM, kDqPassDim, kWarps);
   static_assert(kBlockM > 0, "the bucket has this tile variant");
   static_assert(kTile.query_slots == 1 || kTile.query_slots == 2, "one or two query slots");
   static_assert(kDqPassDim * kTile.dq_passes == kHeadDim, "dQ passes split the head dim evenly");
-  static_assert(kSdp.row_warps > 0 && kKv.row_warps > 0 && kDq.row_warps > 0,
+  static_assert(kSdp.row_warps > 0 && kKv.row_warps > 0 && kDq.row_warps > 0 &&
+                    kSdpHalf.row_warps > 0 && kKvGroup.row_warps > 0 && kDqGroup.row_warps > 0 &&
+                    kDqGroupPassDim * 2 * kTile.dq_passes == kHeadDim,
                 "every backward GEMM needs a warp grid of whole mma tiles");
 };
 
@@ -196,17 +209,203 @@ __device__ __forceinline__ void probabilities_and_ds(const BwdParams& p,
   }
 }
 
+/// Writes P^T = exp2(S^T scale_log2 - LSE) of a warp's tiles to shared memory (masked as
+/// write_probabilities_and_ds does).
+template <typename T, int kMT, int kNT, int kLdM, bool kMasked>
+__device__ __forceinline__ void write_probabilities(const float (&s)[kMT][kNT][4],
+                                                    const float2 (&lse_log2)[kNT],
+                                                    float scale_log2, T* pt, int key0, int query0,
+                                                    int key_end, bool causal, int diag, int lane) {
+#pragma unroll
+  for (int m = 0; m < kMT; ++m) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int key = key0 + m * 16 + lane / 4 + half * 8;
+#pragma unroll
+      for (int n = 0; n < kNT; ++n) {
+        const int query = query0 + n * 8 + 2 * (lane % 4);
+        float prob[2] = {ptx::exp2_approx(fmaf(s[m][n][2 * half], scale_log2, -lse_log2[n].x)),
+                         ptx::exp2_approx(fmaf(s[m][n][2 * half + 1], scale_log2, -lse_log2[n].y))};
+        if constexpr (kMasked) {
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            if (key >= key_end || (causal && key >= diag + query + e)) prob[e] = 0.0f;
+          }
+        }
+        *reinterpret_cast<uint32_t*>(pt + key * kLdM + query) = ptx::pack2<T>(prob[0], prob[1]);
+      }
+    }
+  }
+}
+
+/// Writes dS^T = P^T (dP^T - D) of a warp's tiles to shared memory, P^T read back from `pt` (in
+/// T: the rounding the dV GEMM sees too; masked elements are 0 there).
+template <typename T, int kMT, int kNT, int kLdM>
+__device__ __forceinline__ void write_ds_from_probabilities(const float (&dp)[kMT][kNT][4],
+                                                            const float2 (&dvec)[kNT], const T* pt,
+                                                            T* dst, int key0, int query0,
+                                                            int lane) {
+#pragma unroll
+  for (int m = 0; m < kMT; ++m) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int key = key0 + m * 16 + lane / 4 + half * 8;
+#pragma unroll
+      for (int n = 0; n < kNT; ++n) {
+        const int query = query0 + n * 8 + 2 * (lane % 4);
+        const float2 prob =
+            ptx::unpack2<T>(*reinterpret_cast<const uint32_t*>(pt + key * kLdM + query));
+        const float ds0 = prob.x * (dp[m][n][2 * half] - dvec[n].x);
+        const float ds1 = prob.y * (dp[m][n][2 * half + 1] - dvec[n].y);
+        *reinterpret_cast<uint32_t*>(dst + key * kLdM + query) = ptx::pack2<T>(ds0, ds1);
+      }
+    }
+  }
+}
+
+/// The warp tile origin (key0, query0) of warp `group_warp` of a warp group in the S^T or dP^T
+/// GEMM (Tr::kSdpHalf).
+template <typename Tr>
+__device__ __forceinline__ int2 sdp_group_origin(int group_warp) {
+  return make_int2((group_warp % Tr::kSdpHalf.row_warps) * Tr::kSdpHalf.m_tiles * 16,
+                   (group_warp / Tr::kSdpHalf.row_warps) * Tr::kSdpHalf.n_tiles * 8);
+}
+
+/// The S group's part of a step: S^T of its warp tile, then P^T into shared memory.
+template <typename T, int kHeadDim, int kVariant>
+__device__ __forceinline__ void group_probabilities(const BwdParams& p,
+                                                    const BwdSmem<T, kHeadDim, kVariant>& sm,
+                                                    const SeqRange& r, int n0, int m0,
+                                                    int group_warp, int lane) {
+  using Tr = BwdTraits<kHeadDim, kVariant>;
+  constexpr int kMT = Tr::kSdpHalf.m_tiles, kNT = Tr::kSdpHalf.n_tiles;
+  const int2 origin = sdp_group_origin<Tr>(group_warp);
+  const int key0 = origin.x, query0 = origin.y;
+  float acc[kMT][kNT][4];
+  clear(acc);
+  warp_gemm_ss<T, kMT, kNT, kHeadDim, false, false>(
+      acc, ptx::smem_addr(sm.k + key0 * Tr::kLd), Tr::kLd, ptx::smem_addr(sm.q + query0 * Tr::kLd),
+      Tr::kLd, lane);
+  float2 lse_log2[kNT];
+#pragma unroll
+  for (int n = 0; n < kNT; ++n) {
+    lse_log2[n] = *reinterpret_cast<const float2*>(sm.lse_log2 + query0 + n * 8 + 2 * (lane % 4));
+  }
+  const ShapeParams& sh = p.shape;
+  const int key_end = r.k_len - n0;
+  const int diag = m0 + 1 + r.k_len - r.q_len - n0;
+  const bool needs_mask = Tr::kBlockN > key_end || (sh.causal && Tr::kBlockN - 1 >= diag);
+  if (needs_mask) {
+    write_probabilities<T, kMT, kNT, Tr::kLdM, true>(acc, lse_log2, sh.scale_log2, sm.pt, key0,
+                                                     query0, key_end, sh.causal, diag, lane);
+  } else {
+    write_probabilities<T, kMT, kNT, Tr::kLdM, false>(acc, lse_log2, sh.scale_log2, sm.pt, key0,
+                                                      query0, key_end, sh.causal, diag, lane);
+  }
+}
+
+/// The dP group's GEMM: dP^T of its warp tile.
+template <typename T, int kHeadDim, int kVariant>
+__device__ __forceinline__ void group_dp(
+    float (&dp)[BwdTraits<kHeadDim, kVariant>::kSdpHalf.m_tiles]
+               [BwdTraits<kHeadDim, kVariant>::kSdpHalf.n_tiles][4],
+    const BwdSmem<T, kHeadDim, kVariant>& sm, int group_warp, int lane) {
+  using Tr = BwdTraits<kHeadDim, kVariant>;
+  constexpr int kMT = Tr::kSdpHalf.m_tiles, kNT = Tr::kSdpHalf.n_tiles;
+  const int2 origin = sdp_group_origin<Tr>(group_warp);
+  clear(dp);
+  warp_gemm_ss<T, kMT, kNT, kHeadDim, false, false>(
+      dp, ptx::smem_addr(sm.v + origin.x * Tr::kLd), Tr::kLd,
+      ptx::smem_addr(sm.dout + origin.y * Tr::kLd), Tr::kLd, lane);
+}
+
+/// The dP group's stores: dS^T of its warp tile from its dP^T and the P^T in shared memory.
+template <typename T, int kHeadDim, int kVariant>
+__device__ __forceinline__ void group_ds(
+    const float (&dp)[BwdTraits<kHeadDim, kVariant>::kSdpHalf.m_tiles]
+                     [BwdTraits<kHeadDim, kVariant>::kSdpHalf.n_tiles][4],
+    const BwdSmem<T, kHeadDim, kVariant>& sm, int group_warp, int lane) {
+  using Tr = BwdTraits<kHeadDim, kVariant>;
+  constexpr int kMT = Tr::kSdpHalf.m_tiles, kNT = Tr::kSdpHalf.n_tiles;
+  const int2 origin = sdp_group_origin<Tr>(group_warp);
+  float2 dvec[kNT];
+#pragma unroll
+  for (int n = 0; n < kNT; ++n) {
+    dvec[n] = *reinterpret_cast<const float2*>(sm.dvec + origin.y + n * 8 + 2 * (lane % 4));
+  }
+  write_ds_from_probabilities<T, kMT, kNT, Tr::kLdM>(dp, dvec, sm.pt, sm.dst, origin.x, origin.y,
+                                                     lane);
+}
+
+/// P^T and dS^T of one query block with the warps in two groups (kRolesSplitSdp): the first
+/// computes S^T and writes P^T, the second computes dP^T, waits on hardware barrier 1 for P^T and
+/// writes dS^T. Each GEMM spreads over half of the warps with larger warp tiles, so K, V, Q and
+/// dO are each loaded by fewer warps: a quarter to a third fewer shared-memory loads in this
+/// phase, which issues most of the step's ldmatrix traffic.
+template <typename T, int kHeadDim, int kVariant>
+__device__ __forceinline__ void probabilities_and_ds_split(const BwdParams& p,
+                                                           const BwdSmem<T, kHeadDim, kVariant>& sm,
+                                                           const SeqRange& r, int n0, int m0) {
+  using Tr = BwdTraits<kHeadDim, kVariant>;
+  constexpr WarpGrid kGrid = Tr::kSdpHalf;
+  constexpr int kMT = kGrid.m_tiles, kNT = kGrid.n_tiles;
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const bool scores_group = warp < Tr::kSdpHalfWarps;
+  const int group_warp = scores_group ? warp : warp - Tr::kSdpHalfWarps;
+  const int key0 = (group_warp % kGrid.row_warps) * kMT * 16;
+  const int query0 = (group_warp / kGrid.row_warps) * kNT * 8;
+  float acc[kMT][kNT][4];
+  clear(acc);
+  if (scores_group) {
+    warp_gemm_ss<T, kMT, kNT, kHeadDim, false, false>(
+        acc, ptx::smem_addr(sm.k + key0 * Tr::kLd), Tr::kLd,
+        ptx::smem_addr(sm.q + query0 * Tr::kLd), Tr::kLd, lane);
+    float2 lse_log2[kNT];
+#pragma unroll
+    for (int n = 0; n < kNT; ++n) {
+      lse_log2[n] =
+          *reinterpret_cast<const float2*>(sm.lse_log2 + query0 + n * 8 + 2 * (lane % 4));
+    }
+    const ShapeParams& sh = p.shape;
+    const int key_end = r.k_len - n0;
+    const int diag = m0 + 1 + r.k_len - r.q_len - n0;
+    const bool needs_mask = Tr::kBlockN > key_end || (sh.causal && Tr::kBlockN - 1 >= diag);
+    if (needs_mask) {
+      write_probabilities<T, kMT, kNT, Tr::kLdM, true>(acc, lse_log2, sh.scale_log2, sm.pt, key0,
+                                                       query0, key_end, sh.causal, diag, lane);
+    } else {
+      write_probabilities<T, kMT, kNT, Tr::kLdM, false>(acc, lse_log2, sh.scale_log2, sm.pt, key0,
+                                                        query0, key_end, sh.causal, diag, lane);
+    }
+    ptx::named_barrier_arrive(1, Tr::kThreads);
+  } else {
+    warp_gemm_ss<T, kMT, kNT, kHeadDim, false, false>(
+        acc, ptx::smem_addr(sm.v + key0 * Tr::kLd), Tr::kLd,
+        ptx::smem_addr(sm.dout + query0 * Tr::kLd), Tr::kLd, lane);
+    float2 dvec[kNT];
+#pragma unroll
+    for (int n = 0; n < kNT; ++n) {
+      dvec[n] = *reinterpret_cast<const float2*>(sm.dvec + query0 + n * 8 + 2 * (lane % 4));
+    }
+    ptx::named_barrier_sync(1, Tr::kThreads);  // the first group's P^T is in
+    write_ds_from_probabilities<T, kMT, kNT, Tr::kLdM>(acc, dvec, sm.pt, sm.dst, key0, query0,
+                                                       lane);
+  }
+}
+
 /// Adds a warp's dQ tiles into the fp32 workspace rows of one query block (`block`: its first
 /// row at the pass's first column, rows head_dim apart). kChecked: only rows < rows_valid and
-/// columns < cols_valid (full blocks skip the checks, each a branch around one atomic). kOrdered: plain read-modify-write
-/// (deterministic mode, where only this thread of this CTA ever touches these elements, in a fixed
-/// order), else atomics. The lane's element offset is derived here from a volatile thread index:
-/// ptxas otherwise hoisted one 64-bit address per element out of the query loop and spilled them.
-template <bool kOrdered, bool kChecked, int kDqRowWarps, int kMT, int kNT>
+/// columns < cols_valid (full blocks skip the checks, each a branch around one atomic). kOrdered:
+/// plain read-modify-write (deterministic mode, where only this thread of this CTA ever touches
+/// these elements, in a fixed order), else atomics. The lane's element offset is derived here from
+/// a volatile thread index: ptxas otherwise hoisted one 64-bit address per element out of the query
+/// loop and spilled them. kGridWarps > 0: the grid spans that many warps (a warp group), the warp
+/// index taken modulo it.
+template <bool kOrdered, bool kChecked, int kDqRowWarps, int kGridWarps, int kMT, int kNT>
 __device__ __forceinline__ void add_dq_tiles(float* block, const float (&dq)[kMT][kNT][4],
                                              int rows_valid, int cols_valid, int head_dim) {
   const int tid = ptx::thread_index_here();
-  const int warp = tid / 32, lane = tid % 32;
+  const int warp = kGridWarps > 0 ? tid / 32 % kGridWarps : tid / 32, lane = tid % 32;
   const int lane_row = (warp % kDqRowWarps) * kMT * 16 + lane / 4;
   const int lane_col = (warp / kDqRowWarps) * kNT * 8 + 2 * (lane % 4);
   float* lane_dst = block + lane_row * head_dim + lane_col;
@@ -239,22 +438,29 @@ __device__ __forceinline__ void add_dq_tiles(float* block, const float (&dq)[kMT
 }
 
 /// dQ of one query block = dS K, added into the fp32 workspace, in Tr::kTile.dq_passes passes over
-/// column ranges of the head dim (the atomics of one drain under the next one's GEMM).
-template <typename T, int kHeadDim, int kVariant>
+/// column ranges of the head dim (the atomics of one drain under the next one's GEMM). kGroup:
+/// only warp group `group`'s half of the columns, over the group's warps (kRolesGroups).
+template <typename T, int kHeadDim, int kVariant, bool kGroup = false>
 __device__ __forceinline__ void accumulate_dq(const BwdParams& p,
                                               const BwdSmem<T, kHeadDim, kVariant>& sm,
-                                              const SeqRange& r, int head, int m0) {
+                                              const SeqRange& r, int head, int m0, int group = 0) {
   using Tr = BwdTraits<kHeadDim, kVariant>;
-  constexpr int kMT = Tr::kDq.m_tiles, kNT = Tr::kDq.n_tiles;
-  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const int query0 = (warp % Tr::kDq.row_warps) * kMT * 16;
+  constexpr WarpGrid kGrid = kGroup ? Tr::kDqGroup : Tr::kDq;
+  constexpr int kPassDim = kGroup ? Tr::kDqGroupPassDim : Tr::kDqPassDim;
+  constexpr int kGridWarps = kGroup ? Tr::kSdpHalfWarps : 0;
+  constexpr int kMT = kGrid.m_tiles, kNT = kGrid.n_tiles;
+  const int cta_warp = static_cast<int>(threadIdx.x) / 32;
+  const int warp = kGroup ? cta_warp % Tr::kSdpHalfWarps : cta_warp;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int query0 = (warp % kGrid.row_warps) * kMT * 16;
   const int head_dim = p.shape.head_dim;
   const int rows_valid = min(Tr::kBlockM, r.q_len - m0);
   float* block = p.dq_accum + (head * p.accum_rows + r.q_ws_row + m0) * head_dim;
+  const int group_col = kGroup ? group * (kHeadDim / 2) : 0;
 #pragma unroll
   for (int pass = 0; pass < Tr::kTile.dq_passes; ++pass) {
-    const int pass_col = pass * Tr::kDqPassDim;
-    const int dim0 = pass_col + (warp / Tr::kDq.row_warps) * kNT * 8;
+    const int pass_col = group_col + pass * kPassDim;
+    const int dim0 = pass_col + (warp / kGrid.row_warps) * kNT * 8;
     float dq[kMT][kNT][4];
     clear(dq);
     warp_gemm_ss<T, kMT, kNT, Tr::kBlockN, true, true>(
@@ -262,14 +468,14 @@ __device__ __forceinline__ void accumulate_dq(const BwdParams& p,
     float* pass_block = block + pass_col;
     const int cols_valid = head_dim - pass_col;
     if (p.deterministic) {
-      add_dq_tiles<true, true, Tr::kDq.row_warps>(pass_block, dq, rows_valid, cols_valid,
-                                                  head_dim);
+      add_dq_tiles<true, true, kGrid.row_warps, kGridWarps>(pass_block, dq, rows_valid, cols_valid,
+                                                            head_dim);
     } else if (rows_valid == Tr::kBlockM && head_dim == kHeadDim) {
-      add_dq_tiles<false, false, Tr::kDq.row_warps>(pass_block, dq, rows_valid, cols_valid,
-                                                    head_dim);
+      add_dq_tiles<false, false, kGrid.row_warps, kGridWarps>(pass_block, dq, rows_valid,
+                                                              cols_valid, head_dim);
     } else {
-      add_dq_tiles<false, true, Tr::kDq.row_warps>(pass_block, dq, rows_valid, cols_valid,
-                                                   head_dim);
+      add_dq_tiles<false, true, kGrid.row_warps, kGridWarps>(pass_block, dq, rows_valid, cols_valid,
+                                                             head_dim);
     }
   }
 }
@@ -365,7 +571,7 @@ __device__ __forceinline__ QueryBlockRange query_block_range(const BwdParams& p,
 /// With two query slots the next query block loads into the other slot at the start of each step,
 /// so it has the whole step to land and the barrier that freed the single slot goes; dQ (whose
 /// atomics then drain under the dV, dK GEMMs) comes first.
-template <typename T, int kHeadDim, int kVariant, bool kSplit>
+template <typename T, int kHeadDim, int kVariant, bool kSplit, bool kSdpSplit>
 __device__ __forceinline__ void bwd_key_block(const BwdParams& p,
                                               const BwdSmem<T, kHeadDim, kVariant>& sm,
                                               int n_block, int seq, int head_kv) {
@@ -391,25 +597,27 @@ __device__ __forceinline__ void bwd_key_block(const BwdParams& p,
   const QueryBlockRange range = query_block_range(p, r, n0, query_split<kSplit>(p),
                                                   kSplit ? p.num_splits : 1, Tr::kBlockM);
   const int m_first = range.first, m_count = range.count;
+  const int m_end = m_first + m_count;
+  // Each head's walk starts here and wraps around at m_end (query_stagger, params.h).
+  const int m_start = m_count > 0 ? m_first + n_block % p.query_stagger % m_count : m_first;
   const int steps = m_count * sh.group;
 
   float acc_dk[kMT][kNT][4], acc_dv[kMT][kNT][4];
   clear(acc_dk);
   clear(acc_dv);
   if (steps > 0) {
-    load_query_block(p, sm, r, seq, head_kv * sh.group, m_first * Tr::kBlockM);
+    load_query_block(p, sm, r, seq, head_kv * sh.group, m_start * Tr::kBlockM);
   }
   ptx::cp_async_commit();
   const uint32_t pt_warp = ptx::smem_addr(sm.pt + key0 * Tr::kLdM);
   const uint32_t dst_warp = ptx::smem_addr(sm.dst + key0 * Tr::kLdM);
   // The step's head and query block advance by increments (blocks of one head, then the next
   // head of the group) rather than by a division of the step by m_count on every step.
-  int head = head_kv * sh.group, m_block = m_first;
+  int head = head_kv * sh.group, m_block = m_start;
   for (int step = 0; step < steps; ++step) {
     const int m0 = m_block * Tr::kBlockM;
-    const bool head_done = m_block + 1 == m_first + m_count;
-    const int next_head = head_done ? head + 1 : head;
-    const int next_m_block = head_done ? m_first : m_block + 1;
+    const int next_m_block = m_block + 1 == m_end ? m_first : m_block + 1;
+    const int next_head = next_m_block == m_start ? head + 1 : head;
     const BwdSmem<T, kHeadDim, kVariant> cur = kTwoSlots ? sm.at_slot(step & 1) : sm;
     ptx::cp_async_wait<0>();
     // This step's Q, dO, LSE, D are in; the last step's reads of dS^T (and with two slots, of the
@@ -420,7 +628,11 @@ __device__ __forceinline__ void bwd_key_block(const BwdParams& p,
                        next_m_block * Tr::kBlockM);
       ptx::cp_async_commit();
     }
-    probabilities_and_ds(p, cur, r, n0, m0);
+    if constexpr (kSdpSplit) {
+      probabilities_and_ds_split(p, cur, r, n0, m0);
+    } else {
+      probabilities_and_ds(p, cur, r, n0, m0);
+    }
     __syncthreads();  // P^T and dS^T complete
     if constexpr (kTwoSlots) accumulate_dq(p, cur, r, head, m0);
     warp_gemm_ss<T, kMT, kNT, Tr::kBlockM, false, true>(
@@ -457,10 +669,116 @@ __device__ __forceinline__ void bwd_key_block(const BwdParams& p,
   __syncthreads();  // the next key block of this CTA reuses the K, V, dS^T tiles and slot 0
 }
 
+/// bwd_key_block with warp groups (kRolesGroups). The S group (warps 0..3) computes S^T, writes
+/// P^T and accumulates dV; the dP group (warps 4..7) computes dP^T, writes dS^T and accumulates
+/// dK; each adds dQ for half of the head dim. Each warp holds one of dK and dV over a 4-warp grid,
+/// as many accumulators as two halves over 8 warps but with larger tiles (fewer ldmatrix loads),
+/// and after the barrier that publishes P^T the groups run apart: the S group's dV GEMM overlaps
+/// the dP group's dS^T stores, and only the S group's dQ waits (barrier 2) for dS^T.
+template <typename T, int kHeadDim, int kVariant, bool kSplit>
+__device__ __forceinline__ void bwd_key_block_groups(const BwdParams& p,
+                                                     const BwdSmem<T, kHeadDim, kVariant>& sm,
+                                                     int n_block, int seq, int head_kv) {
+  using Tr = BwdTraits<kHeadDim, kVariant>;
+  constexpr int kMT = Tr::kKvGroup.m_tiles, kNT = Tr::kKvGroup.n_tiles;
+  constexpr bool kTwoSlots = Tr::kTwoSlots;
+  const ShapeParams& sh = p.shape;
+  const SeqRange r = seq_range(sh, seq);
+  const int n0 = n_block * Tr::kBlockN;
+  if (n0 >= r.k_len) return;
+  const int keys_valid = min(Tr::kBlockN, r.k_len - n0);
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int group = warp / Tr::kSdpHalfWarps;  // 0: S^T, P^T, dV; 1: dP^T, dS^T, dK
+  const int group_warp = warp % Tr::kSdpHalfWarps;
+  const int key0 = (group_warp % Tr::kKvGroup.row_warps) * kMT * 16;
+  const int dim0 = (group_warp / Tr::kKvGroup.row_warps) * kNT * 8;
+
+  load_tile_async<T, Tr::kBlockN, kHeadDim, Tr::kThreads>(
+      sm.k, operand_at<const T>(p.k, seq, r.k_begin + n0, head_kv), p.k.row_stride, keys_valid,
+      sh.head_dim, p.k.data);
+  load_tile_async<T, Tr::kBlockN, kHeadDim, Tr::kThreads>(
+      sm.v, operand_at<const T>(p.v, seq, r.k_begin + n0, head_kv), p.v.row_stride, keys_valid,
+      sh.head_dim, p.v.data);
+
+  const QueryBlockRange range =
+      query_block_range(p, r, n0, query_split<kSplit>(p), kSplit ? p.num_splits : 1, Tr::kBlockM);
+  const int m_first = range.first, m_count = range.count;
+  const int m_end = m_first + m_count;
+  const int m_start = m_count > 0 ? m_first + n_block % p.query_stagger % m_count : m_first;
+  const int steps = m_count * sh.group;
+
+  float acc[kMT][kNT][4];  // the S group's dV or the dP group's dK
+  clear(acc);
+  if (steps > 0) {
+    load_query_block(p, sm, r, seq, head_kv * sh.group, m_start * Tr::kBlockM);
+  }
+  ptx::cp_async_commit();
+  const uint32_t a_warp = ptx::smem_addr((group == 0 ? sm.pt : sm.dst) + key0 * Tr::kLdM);
+  int head = head_kv * sh.group, m_block = m_start;
+  for (int step = 0; step < steps; ++step) {
+    const int m0 = m_block * Tr::kBlockM;
+    const int next_m_block = m_block + 1 == m_end ? m_first : m_block + 1;
+    const int next_head = next_m_block == m_start ? head + 1 : head;
+    const BwdSmem<T, kHeadDim, kVariant> cur = kTwoSlots ? sm.at_slot(step & 1) : sm;
+    ptx::cp_async_wait<0>();
+    __syncthreads();  // as in bwd_key_block
+    if (kTwoSlots && step + 1 < steps) {
+      load_query_block(p, sm.at_slot((step + 1) & 1), r, seq, next_head,
+                       next_m_block * Tr::kBlockM);
+      ptx::cp_async_commit();
+    }
+    // dV = P^T dO, dK = dS^T Q: the group's operand B is dO or Q.
+    const uint32_t b_warp = ptx::smem_addr((group == 0 ? cur.dout : cur.q) + dim0);
+    if (group == 0) {
+      group_probabilities(p, cur, r, n0, m0, group_warp, lane);
+      ptx::cta_barrier_per_warp();  // P^T complete (the dP group has its dP^T)
+      warp_gemm_ss<T, kMT, kNT, Tr::kBlockM, false, true>(acc, a_warp, Tr::kLdM, b_warp, Tr::kLd,
+                                                          lane);
+      if constexpr (kTwoSlots) {
+        ptx::named_barrier_sync(2, Tr::kThreads);  // the dP group's dS^T is in
+        accumulate_dq<T, kHeadDim, kVariant, true>(p, cur, r, head, m0, group);
+      }
+    } else {
+      float dp[Tr::kSdpHalf.m_tiles][Tr::kSdpHalf.n_tiles][4];
+      group_dp(dp, cur, group_warp, lane);
+      ptx::cta_barrier_per_warp();  // P^T complete
+      group_ds(dp, cur, group_warp, lane);
+      if constexpr (kTwoSlots) ptx::named_barrier_arrive(2, Tr::kThreads);
+      ptx::named_barrier_sync(3, Tr::kThreads / 2);  // the group's dS^T complete for its dK
+      warp_gemm_ss<T, kMT, kNT, Tr::kBlockM, false, true>(acc, a_warp, Tr::kLdM, b_warp, Tr::kLd,
+                                                          lane);
+      if constexpr (kTwoSlots)
+        accumulate_dq<T, kHeadDim, kVariant, true>(p, cur, r, head, m0, group);
+    }
+    if constexpr (!kTwoSlots) {
+      __syncthreads();  // Q, dO, P^T free and dS^T complete: the next block's loads overlap dQ
+      if (step + 1 < steps) {
+        load_query_block(p, sm, r, seq, next_head, next_m_block * Tr::kBlockM);
+        ptx::cp_async_commit();
+      }
+      accumulate_dq<T, kHeadDim, kVariant, true>(p, sm, r, head, m0, group);
+    }
+    head = next_head;
+    m_block = next_m_block;
+  }
+  ptx::cp_async_wait<0>();
+  if constexpr (kSplit) {
+    const int64_t seq_row = sh.cu_seqlens_k != nullptr ? r.k_begin : int64_t{seq} * sh.seqlen_k;
+    const int64_t first =
+        (int64_t{query_split<kSplit>(p)} * sh.heads_kv + head_kv) * p.partial_rows + seq_row + n0;
+    store_kv_partial<kMT, kNT>(group == 0 ? p.dv_partial : p.dk_partial, acc, first, key0, dim0,
+                               keys_valid, sh.head_dim, lane);
+  } else {
+    store_kv_grad<T, kMT, kNT>(group == 0 ? p.dv : p.dk, acc, group == 0 ? 1.0f : sh.scale, seq,
+                               r.k_begin + n0, head_kv, key0, dim0, keys_valid, sh.head_dim, lane);
+  }
+  __syncthreads();  // the next key block of this CTA reuses the K, V, dS^T tiles and slot 0
+}
+
 /// Grid: (query split, key block, kv head, sequence) folded into x, the split fastest; in
 /// deterministic mode one CTA per (query split, kv head, sequence) walks all key blocks so that
 /// dQ is summed in a fixed order.
-template <typename T, int kHeadDim, int kVariant, bool kSplit>
+template <typename T, int kHeadDim, int kVariant, bool kSplit, int kRoles>
 __global__ void __launch_bounds__(BwdTraits<kHeadDim, kVariant>::kThreads)
     bwd_kernel(const __grid_constant__ BwdParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -472,8 +790,21 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim, kVariant>::kThreads)
   const int n_first = p.deterministic ? 0 : tile % blocks_per_head;
   const int n_last = p.deterministic ? p.num_n_blocks : n_first + 1;
   for (int n_block = n_first; n_block < n_last; ++n_block) {
-    bwd_key_block<T, kHeadDim, kVariant, kSplit>(p, sm, n_block, seq, head_kv);
+    if constexpr (kRoles == kRolesGroups) {
+      bwd_key_block_groups<T, kHeadDim, kVariant, kSplit>(p, sm, n_block, seq, head_kv);
+    } else {
+      bwd_key_block<T, kHeadDim, kVariant, kSplit, kRoles == kRolesSplitSdp>(p, sm, n_block, seq,
+                                                                             head_kv);
+    }
   }
+}
+
+/// The main kernel with warp roles `roles` (BwdWarpRoles).
+template <typename T, int kHeadDim, int kVariant, bool kSplit>
+auto* bwd_kernel_for(int roles) {
+  if (roles == kRolesGroups) return &bwd_kernel<T, kHeadDim, kVariant, kSplit, kRolesGroups>;
+  if (roles == kRolesSplitSdp) return &bwd_kernel<T, kHeadDim, kVariant, kSplit, kRolesSplitSdp>;
+  return &bwd_kernel<T, kHeadDim, kVariant, kSplit, kRolesShared>;
 }
 
 /// Launches tile variant kVariant of the main kernel.
@@ -481,8 +812,9 @@ template <typename T, int kHeadDim, int kVariant>
 void launch_bwd(const BwdParams& params, cudaStream_t stream) {
   using Tr = BwdTraits<kHeadDim, kVariant>;
   constexpr int kSmem = static_cast<int>(bwd_smem_bytes(kHeadDim, kVariant));
-  auto* kernel = params.num_splits > 1 ? &bwd_kernel<T, kHeadDim, kVariant, true>
-                                        : &bwd_kernel<T, kHeadDim, kVariant, false>;
+  auto* kernel = bwd_kernel_for<T, kHeadDim, kVariant, false>(params.warp_roles);
+  if (params.num_splits > 1)
+    kernel = bwd_kernel_for<T, kHeadDim, kVariant, true>(params.warp_roles);
   cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
              "cudaFuncSetAttribute (sm80 backward)");
   const long long blocks = static_cast<long long>(params.deterministic ? 1 : params.num_n_blocks) *

@@ -66,6 +66,18 @@ struct BwdParams {
   float* dk_partial = nullptr;  ///< fp32 [splits][heads_kv][rows_k][head_dim], dK / scale
   float* dv_partial = nullptr;  ///< fp32 [splits][heads_kv][rows_k][head_dim]
   int64_t partial_rows = 0;     ///< rows_k = batch*Nk or total_k
+  /// Key block n starts its walk over the query blocks at block n % query_stagger of its range
+  /// (wrapping around): the CTAs that run at once then add into different dQ rows instead of all
+  /// into the same block in step. 1: every key block starts at the first query block.
+  int query_stagger = 1;
+  /// How the main kernel's warps share a step's work (BwdWarpRoles).
+  int warp_roles = 0;
 };
+
+/// BwdParams::warp_roles: every warp computes tiles of every GEMM (shared), or two groups of half
+/// the warps compute S^T and dP^T (split_sdp: bwd_kernel.cuh's probabilities_and_ds_split), or
+/// also keep dV and dK apart (groups: the S group accumulates dV, the dP group dK, each group
+/// half of dQ's columns; bwd_key_block_groups).
+enum BwdWarpRoles : int { kRolesShared = 0, kRolesSplitSdp = 1, kRolesGroups = 2 };
 
 }  // namespace flashvision::detail::sm80

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "cuda/common/ptx.cuh"
+
 namespace flashvision::detail::sm90 {
 
 // ---- mbarrier --------------------------------------------------------------------------------
@@ -153,14 +155,8 @@ __device__ __forceinline__ void set_max_registers() {
   }
 }
 
-/// Barrier among `threads` threads on hardware barrier `id` (id 0 is __syncthreads').
-__device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
-/// Counts this thread towards hardware barrier `id` of `threads` threads without waiting.
-__device__ __forceinline__ void named_barrier_arrive(uint32_t id, uint32_t threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
+// Named barriers: the sm80 kernels use them too (cuda/common/ptx.cuh).
+using ptx::named_barrier_arrive;
+using ptx::named_barrier_sync;
 
 }  // namespace flashvision::detail::sm90
