@@ -238,6 +238,34 @@ __device__ __forceinline__ void add_dq_tiles(float* block, const float (&dq)[kMT
   }
 }
 
+/// Pass `pass` of dQ = dS K: its Tr::kDqPassDim columns added into the fp32 workspace rows of the
+/// query block (`block`: its first row, rows head_dim apart).
+template <typename T, int kHeadDim, int kVariant>
+__device__ __forceinline__ void accumulate_dq_pass(const BwdParams& p,
+                                                   const BwdSmem<T, kHeadDim, kVariant>& sm,
+                                                   float* block, int rows_valid, int pass) {
+  using Tr = BwdTraits<kHeadDim, kVariant>;
+  constexpr int kMT = Tr::kDq.m_tiles, kNT = Tr::kDq.n_tiles;
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int query0 = (warp % Tr::kDq.row_warps) * kMT * 16;
+  const int head_dim = p.shape.head_dim;
+  const int pass_col = pass * Tr::kDqPassDim;
+  const int dim0 = pass_col + (warp / Tr::kDq.row_warps) * kNT * 8;
+  float dq[kMT][kNT][4];
+  clear(dq);
+  warp_gemm_ss<T, kMT, kNT, Tr::kBlockN, true, true>(dq, ptx::smem_addr(sm.dst + query0), Tr::kLdM,
+                                                     ptx::smem_addr(sm.k + dim0), Tr::kLd, lane);
+  float* pass_block = block + pass_col;
+  const int cols_valid = head_dim - pass_col;
+  if (p.deterministic) {
+    add_dq_tiles<true, true, Tr::kDq.row_warps>(pass_block, dq, rows_valid, cols_valid, head_dim);
+  } else if (rows_valid == Tr::kBlockM && head_dim == kHeadDim) {
+    add_dq_tiles<false, false, Tr::kDq.row_warps>(pass_block, dq, rows_valid, cols_valid, head_dim);
+  } else {
+    add_dq_tiles<false, true, Tr::kDq.row_warps>(pass_block, dq, rows_valid, cols_valid, head_dim);
+  }
+}
+
 /// dQ of one query block = dS K, added into the fp32 workspace, in Tr::kTile.dq_passes passes over
 /// column ranges of the head dim (the atomics of one drain under the next one's GEMM).
 template <typename T, int kHeadDim, int kVariant>
@@ -245,31 +273,19 @@ __device__ __forceinline__ void accumulate_dq(const BwdParams& p,
                                               const BwdSmem<T, kHeadDim, kVariant>& sm,
                                               const SeqRange& r, int head, int m0) {
   using Tr = BwdTraits<kHeadDim, kVariant>;
-  constexpr int kMT = Tr::kDq.m_tiles, kNT = Tr::kDq.n_tiles;
-  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const int query0 = (warp % Tr::kDq.row_warps) * kMT * 16;
-  const int head_dim = p.shape.head_dim;
   const int rows_valid = min(Tr::kBlockM, r.q_len - m0);
-  float* block = p.dq_accum + (head * p.accum_rows + r.q_ws_row + m0) * head_dim;
+  float* block = p.dq_accum + (head * p.accum_rows + r.q_ws_row + m0) * p.shape.head_dim;
+  if constexpr (Tr::kTile.dq_passes <= 2) {
 #pragma unroll
-  for (int pass = 0; pass < Tr::kTile.dq_passes; ++pass) {
-    const int pass_col = pass * Tr::kDqPassDim;
-    const int dim0 = pass_col + (warp / Tr::kDq.row_warps) * kNT * 8;
-    float dq[kMT][kNT][4];
-    clear(dq);
-    warp_gemm_ss<T, kMT, kNT, Tr::kBlockN, true, true>(
-        dq, ptx::smem_addr(sm.dst + query0), Tr::kLdM, ptx::smem_addr(sm.k + dim0), Tr::kLd, lane);
-    float* pass_block = block + pass_col;
-    const int cols_valid = head_dim - pass_col;
-    if (p.deterministic) {
-      add_dq_tiles<true, true, Tr::kDq.row_warps>(pass_block, dq, rows_valid, cols_valid,
-                                                  head_dim);
-    } else if (rows_valid == Tr::kBlockM && head_dim == kHeadDim) {
-      add_dq_tiles<false, false, Tr::kDq.row_warps>(pass_block, dq, rows_valid, cols_valid,
-                                                    head_dim);
-    } else {
-      add_dq_tiles<false, true, Tr::kDq.row_warps>(pass_block, dq, rows_valid, cols_valid,
-                                                   head_dim);
+    for (int pass = 0; pass < Tr::kTile.dq_passes; ++pass) {
+      accumulate_dq_pass(p, sm, block, rows_valid, pass);
+    }
+  } else {
+    // The four passes of D = 512 stay a loop: unrolled, ptxas overlapped them at 255 registers
+    // and spilled 40 bytes; rolled, it needs 252 and spills none.
+#pragma unroll 1
+    for (int pass = 0; pass < Tr::kTile.dq_passes; ++pass) {
+      accumulate_dq_pass(p, sm, block, rows_valid, pass);
     }
   }
 }
