@@ -50,8 +50,8 @@ Backend choose_backend(const Problem& p, Backend requested, bool backward) {
     return Backend::cuda_sm90;
   }
   if (!detail::cuda_supports(p, backward, &why)) {
-    // Head dims above 256 only the Hopper forward serves: say why it refused too (e.g. a build
-    // without bucket 512, or a GPU other than compute capability 9.0).
+    // Forward head dims above 256 only the Hopper forward serves: say why it refused too (e.g. a
+    // build without bucket 512, or a GPU other than compute capability 9.0).
     if (p.head_dim > 256 && !sm90_why.empty()) why += "; the Hopper forward: " + sm90_why;
     throw Error(why);
   }

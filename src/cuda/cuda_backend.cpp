@@ -190,9 +190,10 @@ std::vector<std::string> cuda_device_descriptions() {
 
 bool cuda_supports(const Problem& p, bool backward, std::string* why) {
   const int bucket = sm80::head_dim_bucket(p.head_dim);
+  const char* path = backward ? "the sm80 backward" : "the sm80 forward";
   if (std::string bad =
-          element_problem(p, "the CUDA backend", 256, bucket, sm80::bucket_compiled(bucket),
-                          sm80::compiled_buckets_text());
+          element_problem(p, path, backward ? sm80::kBwdMaxHeadDim : sm80::kFwdMaxHeadDim, bucket,
+                          sm80::bucket_compiled(bucket), sm80::compiled_buckets_text());
       !bad.empty()) {
     return fail(why, bad);
   }
@@ -223,10 +224,10 @@ bool cuda_supports(const Problem& p, bool backward, std::string* why) {
   }
   const std::size_t smem = backward ? sm80::bwd_smem_bytes(bucket) : sm80::fwd_smem_bytes(bucket);
   if (smem > static_cast<std::size_t>(smem_optin)) {
-    return fail(why, "head dim bucket " + std::to_string(bucket) + " needs " +
-                         std::to_string(smem / 1024) +
-                         " KiB of shared memory per block, the device "
-                         "allows " +
+    return fail(why, std::string(path) + " of head dim bucket " + std::to_string(bucket) +
+                         " needs " + std::to_string(smem / 1024) +
+                         " KiB of shared memory per block, device " +
+                         std::to_string(p.device_index) + " allows " +
                          std::to_string(smem_optin / 1024) + " KiB");
   }
   return true;

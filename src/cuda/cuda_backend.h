@@ -19,8 +19,9 @@ void cuda_forward(const Problem& p);
 void cuda_backward(const Problem& p, bool sm90);
 /// Bytes of workspace cuda_backward(p, sm90) uses (p.workspace must hold at least that many).
 std::size_t cuda_backward_workspace_bytes(const Problem& p, bool sm90);
-/// Whether the sm80 path runs this problem (dtype, head dim, alignment, device); `why` says why
-/// not.
+/// Whether the sm80 path runs this problem (dtype, head dim: up to 256 in the forward, 512 in the
+/// backward, alignment, device: the backward of bucket 512 needs Hopper's shared memory); `why`
+/// says why not.
 bool cuda_supports(const Problem& p, bool backward, std::string* why);
 /// Whether the Hopper forward (sm90: TMA, wgmma, warp specialization) runs this problem: a build
 /// with sm_90a code, a compute capability 9.0 device, f16/bf16, head dim up to 512 and operands

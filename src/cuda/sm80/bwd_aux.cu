@@ -29,7 +29,8 @@ __device__ __forceinline__ void split_row(const ShapeParams& s, int64_t ws_row, 
   }
 }
 
-/// One warp per (row, head): each lane takes 8 consecutive columns (head_dim <= 256).
+/// One warp per (row, head): each lane takes 8 consecutive columns of every 256 (two rounds at
+/// head dims above 256).
 template <typename T>
 __global__ void __launch_bounds__(kAuxThreads) bwd_preprocess_kernel(const __grid_constant__ BwdParams p) {
   const int64_t item = (static_cast<int64_t>(blockIdx.x) * kAuxThreads + threadIdx.x) / 32;
@@ -40,11 +41,12 @@ __global__ void __launch_bounds__(kAuxThreads) bwd_preprocess_kernel(const __gri
   const int64_t ws_row = item / s.heads;
   int64_t seq, row;
   split_row(s, ws_row, seq, row);
+  const T* out = operand_at<const T>(p.out, seq, row, head);
+  const T* dout = operand_at<const T>(p.dout, seq, row, head);
   float dot = 0.0f;
-  const int col = lane * 8;
-  if (col < s.head_dim) {
-    const uint4 o = *reinterpret_cast<const uint4*>(operand_at<const T>(p.out, seq, row, head) + col);
-    const uint4 d = *reinterpret_cast<const uint4*>(operand_at<const T>(p.dout, seq, row, head) + col);
+  for (int col = lane * 8; col < s.head_dim; col += 32 * 8) {
+    const uint4 o = *reinterpret_cast<const uint4*>(out + col);
+    const uint4 d = *reinterpret_cast<const uint4*>(dout + col);
     const uint32_t ow[4] = {o.x, o.y, o.z, o.w}, dw[4] = {d.x, d.y, d.z, d.w};
 #pragma unroll
     for (int i = 0; i < 4; ++i) {

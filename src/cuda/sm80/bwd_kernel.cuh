@@ -457,8 +457,7 @@ __device__ __forceinline__ void accumulate_dq(const BwdParams& p,
   const int rows_valid = min(Tr::kBlockM, r.q_len - m0);
   float* block = p.dq_accum + (head * p.accum_rows + r.q_ws_row + m0) * head_dim;
   const int group_col = kGroup ? group * (kHeadDim / 2) : 0;
-#pragma unroll
-  for (int pass = 0; pass < Tr::kTile.dq_passes; ++pass) {
+  const auto add_pass = [&](int pass) {
     const int pass_col = group_col + pass * kPassDim;
     const int dim0 = pass_col + (warp / kGrid.row_warps) * kNT * 8;
     float dq[kMT][kNT][4];
@@ -477,6 +476,15 @@ __device__ __forceinline__ void accumulate_dq(const BwdParams& p,
       add_dq_tiles<false, true, kGrid.row_warps, kGridWarps>(pass_block, dq, rows_valid, cols_valid,
                                                              head_dim);
     }
+  };
+  if constexpr (Tr::kTile.dq_passes <= 2) {
+#pragma unroll
+    for (int pass = 0; pass < Tr::kTile.dq_passes; ++pass) add_pass(pass);
+  } else {
+    // The four passes of D = 512 stay a loop: unrolled, ptxas overlapped them at 255 registers
+    // and spilled 40 bytes; rolled, it needs 252 and spills none.
+#pragma unroll 1
+    for (int pass = 0; pass < Tr::kTile.dq_passes; ++pass) add_pass(pass);
   }
 }
 

@@ -41,8 +41,8 @@ const char* compiled_buckets_text() { return kCompiledHeadDimsText; }
 
 void forward(DType dtype, int bucket, const FwdParams& params, void* stream) {
   switch (dtype) {
-    case DType::f16: return forward_in<DType::f16>(CompiledHeadDims{}, bucket, params, stream);
-    case DType::bf16: return forward_in<DType::bf16>(CompiledHeadDims{}, bucket, params, stream);
+    case DType::f16: return forward_in<DType::f16>(CompiledFwdHeadDims{}, bucket, params, stream);
+    case DType::bf16: return forward_in<DType::bf16>(CompiledFwdHeadDims{}, bucket, params, stream);
     default: unsupported_dtype(dtype);
   }
 }

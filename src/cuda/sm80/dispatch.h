@@ -6,11 +6,12 @@
 
 namespace flashvision::detail::sm80 {
 
-/// Whether this build compiled the head-dim bucket (FLASHVISION_HEAD_DIMS).
+/// Whether this build compiled the head-dim bucket (FLASHVISION_HEAD_DIMS; bucket 512 has the
+/// backward only).
 bool bucket_compiled(int bucket);
 /// Comma-separated list of the compiled buckets, for messages.
 const char* compiled_buckets_text();
-/// Forward for a f16/bf16 problem in a compiled bucket.
+/// Forward for a f16/bf16 problem in a compiled bucket up to kFwdMaxHeadDim.
 void forward(DType dtype, int bucket, const FwdParams& params, void* stream);
 /// The three backward kernels for a f16/bf16 problem in a compiled bucket.
 void backward_main(DType dtype, int bucket, const BwdParams& params, void* stream);

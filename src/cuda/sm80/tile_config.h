@@ -6,10 +6,16 @@
 
 namespace flashvision::detail::sm80 {
 
-/// Head-dim buckets compiled for the sm80 path (each a multiple of 16, the mma k step).
-inline constexpr int kHeadDimBuckets[] = {32, 48, 64, 80, 96, 128, 160, 192, 256};
+/// Head-dim buckets of the sm80 path (each a multiple of 16, the mma k step). Bucket 512 has a
+/// backward only: a forward warp would hold 16 rows x 512 fp32 O accumulators, 256 registers a
+/// thread, and on Hopper the sm90 forward serves it.
+inline constexpr int kHeadDimBuckets[] = {32, 48, 64, 80, 96, 128, 160, 192, 256, 512};
 
-/// Smallest bucket holding `head_dim`, or 0 when none does (head_dim > 256).
+/// The widest head dims of the sm80 forward and backward.
+inline constexpr int kFwdMaxHeadDim = 256;
+inline constexpr int kBwdMaxHeadDim = 512;
+
+/// Smallest bucket holding `head_dim`, or 0 when none does (head_dim > 512).
 constexpr int head_dim_bucket(long long head_dim) {
   for (int bucket : kHeadDimBuckets) {
     if (head_dim <= bucket) return bucket;
@@ -97,6 +103,12 @@ inline constexpr int kBwdTileVariants = 3;
 
 /// Tile `variant` of a head-dim bucket (block_m = 0 where the bucket has none).
 constexpr BwdTile bwd_tile(int head_dim, int variant = 0) {
+  // D = 512 (a VAE's single head): 32 keys keep dK and dV at 128 fp32 registers a thread, what 64
+  // keys take at D = 256, and dQ runs in four passes of 128 columns (32 registers each). One slot
+  // of 64 query rows: K, V, P^T, dS^T and the slot take 204.5 KiB; a second slot (130.5 KiB) would
+  // exceed the 227 KiB Hopper allows, and an A100 or smaller SM does not hold even this tile (the
+  // support check says so).
+  if (head_dim == 512) return variant == 0 ? BwdTile{64, 32, 8, 0, 1, 4} : BwdTile{};
   const int block_n = head_dim <= 128 ? 128 : 64;
   // D = 80 at 255 registers: two 16-key m-tiles per warp in S^T and dP^T (warp_grid's pick)
   // spilled 432 bytes, one spills about what the kernel did before the grids (84 / 152 bytes);
@@ -165,8 +177,9 @@ constexpr std::size_t bwd_smem_bytes(int head_dim, int variant = 0) {
 }
 
 /// The backward tile variant for a bucket on a device allowing `smem_optin` bytes per block: the
-/// highest the bucket has that fits, else 0. On Hopper: 2 up to D = 64, 1 above (0 at D = 80);
-/// on A100 (163 KiB): 2 at D = 32, 48; 1 at 64, 96, 160; 0 at 80, 128, 192, 256.
+/// highest the bucket has that fits, else 0. On Hopper: 2 up to D = 64, 1 above (0 at D = 80 and
+/// 512); on A100 (163 KiB): 2 at D = 32, 48; 1 at 64, 96, 160; 0 at 80, 128, 192, 256 (512 does
+/// not fit).
 constexpr int bwd_tile_variant(int head_dim, std::size_t smem_optin) {
   for (int variant = kBwdTileVariants - 1; variant > 0; --variant) {
     if (bwd_tile(head_dim, variant).block_m > 0 && bwd_smem_bytes(head_dim, variant) <= smem_optin) {

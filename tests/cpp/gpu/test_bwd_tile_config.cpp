@@ -45,6 +45,21 @@ TEST(BwdWarpGrid, DimTwoFiftySixTakesDqInTwoPasses) {
   expect_grid(warp_grid(64, 128, 8), 2, 2, 4);
 }
 
+TEST(BwdWarpGrid, DimFiveTwelveTakes32KeysAndDqInFourPasses) {
+  const BwdTile t = bwd_tile(512);
+  EXPECT_EQ(t.block_n, 32);
+  EXPECT_EQ(t.block_m, 64);
+  EXPECT_EQ(t.dq_passes, 4);
+  // dK, dV of 32 keys x 512: each warp all 32 keys x 64 columns, 2 x 8 tiles, 64 fp32 registers
+  // for each (128 for both, as D = 256 with 64 keys); 16 x 128 per warp would load 18 halves of
+  // ldmatrix per 16 mma instead of 12.
+  expect_grid(warp_grid(32, 512, 8), 1, 2, 8);
+  // S^T and dP^T of 32 keys x 64 queries: 16 x 16 per warp.
+  expect_grid(warp_grid(32, 64, 8), 2, 1, 2);
+  // dQ per pass: 64 queries x 128 columns, 32 x 32 per warp (32 registers).
+  expect_grid(warp_grid(64, 512 / t.dq_passes, 8), 2, 2, 4);
+}
+
 TEST(BwdWarpGrid, TiesKeepMoreRowWarps) {
   // 64 x 64: 16 x 32 and 32 x 16 per warp both need 3 loads per 4 mma.
   expect_grid(warp_grid(64, 64, 8), 4, 1, 4);
@@ -60,7 +75,6 @@ TEST(BwdWarpGrid, ColumnsThatDoNotSplitEvenlyStayWhole) {
 
 TEST(BwdWarpGrid, EveryBucketGetsWholeTiles) {
   for (int dim : kHeadDimBuckets) {
-    if (dim > 256) continue;
     for (int variant = 0; variant < detail::sm80::kBwdTileVariants; ++variant) {
       const BwdTile t = bwd_tile(dim, variant);
       if (t.block_m == 0) continue;
@@ -96,6 +110,19 @@ TEST(BwdTileVariant, TheHighestTheSharedMemoryAllows) {
   EXPECT_EQ(bwd_tile_variant(64, kSm86Smem), 0);
 }
 
+TEST(BwdTileVariant, DimFiveTwelveFitsHopperOnly) {
+  // K, V (32 rows of pitch 520), P^T, dS^T (32 x 72), one slot of Q, dO (64 x 520) with 64 LSE and
+  // D floats: 204.5 KiB, within Hopper's 227 KiB opt-in, past A100's 163 KiB.
+  const std::size_t bytes = 2 * 32 * 520 * 2 + 2 * 32 * 72 * 2 + 2 * 64 * 520 * 2 + 2 * 64 * 4;
+  EXPECT_EQ(bwd_smem_bytes(512), bytes);
+  EXPECT_LE(bytes, kHopperSmem);
+  EXPECT_GT(bytes, kA100Smem);
+  EXPECT_EQ(bwd_tile_variant(512, kHopperSmem), 0);
+  for (int variant = 1; variant < detail::sm80::kBwdTileVariants; ++variant) {
+    EXPECT_EQ(bwd_tile(512, variant).block_m, 0) << variant;
+  }
+}
+
 TEST(BwdTileVariant, DimEightyHasOnlyTheFirst) {
   EXPECT_EQ(bwd_tile_variant(80, kHopperSmem), 0);  // the others spilled (tile_config.h)
   EXPECT_EQ(bwd_tile(80, 1).block_m, 0);
@@ -103,7 +130,6 @@ TEST(BwdTileVariant, DimEightyHasOnlyTheFirst) {
 
 TEST(BwdTileVariant, VariantsShareTheKeyBlockAndGrowTheSharedMemory) {
   for (int dim : kHeadDimBuckets) {
-    if (dim > 256) continue;
     SCOPED_TRACE("head dim " + std::to_string(dim));
     const BwdTile base = bwd_tile(dim, 0);
     EXPECT_EQ(base.query_slots, 1);
