@@ -344,6 +344,15 @@ void check_backward(const Target& target, const AttentionCase& c, const CheckOpt
   expect_masked_zero("dv", dv, run.problem(), true);
 }
 
+void run_backward_twice_expect_identical(AttentionRun& run) {
+  run.backward();
+  const TensorRead dq = run.read_dq(), dk = run.read_dk(), dv = run.read_dv();
+  run.backward();
+  EXPECT_EQ(dq.values, run.read_dq().values) << "dq not bitwise reproducible";
+  EXPECT_EQ(dk.values, run.read_dk().values) << "dk not bitwise reproducible";
+  EXPECT_EQ(dv.values, run.read_dv().values) << "dv not bitwise reproducible";
+}
+
 void expect_env_value_rejected(const Target& target, const AttentionCase& c, const char* name,
                                const char* value, bool backward) {
   ScopedEnv env(name, value);

@@ -118,6 +118,10 @@ void check_forward(const Target& target, const AttentionCase& c, const CheckOpti
 /// Runs forward then backward with fresh inputs and checks out, lse, dq, dk, dv.
 void check_backward(const Target& target, const AttentionCase& c, const CheckOptions& options = {});
 
+/// A CheckOptions::run_backward that runs the backward twice and expects the second run's dq, dk
+/// and dv to equal the first's bit for bit (deterministic mode).
+void run_backward_twice_expect_identical(AttentionRun& run);
+
 /// Runs the forward of `c` (with `backward`, the forward and then the backward) on `target` with
 /// environment variable `name` set to `value`, and expects that call to throw an Error naming the
 /// variable: the library's overrides must reject a bad value, not run with it.

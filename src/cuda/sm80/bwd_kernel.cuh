@@ -129,6 +129,22 @@ __device__ __forceinline__ void load_query_block(const BwdParams& p,
   }
 }
 
+/// P = exp2(S scale_log2 - LSE) of one key and two adjacent queries (query, query + 1). kMasked:
+/// keys at or past key_end, or (causal) past diag + query, get P = 0.
+template <bool kMasked>
+__device__ __forceinline__ void probability_pair(float (&prob)[2], float s0, float s1,
+                                                 float2 lse_log2, float scale_log2, int key,
+                                                 int query, int key_end, bool causal, int diag) {
+  prob[0] = ptx::exp2_approx(fmaf(s0, scale_log2, -lse_log2.x));
+  prob[1] = ptx::exp2_approx(fmaf(s1, scale_log2, -lse_log2.y));
+  if constexpr (kMasked) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      if (key >= key_end || (causal && key >= diag + query + e)) prob[e] = 0.0f;
+    }
+  }
+}
+
 /// Writes P^T = exp2(S^T scale_log2 - LSE) and dS^T = P^T (dP^T - D) of a warp's tiles to shared
 /// memory. kMasked: keys at or past key_end, or (causal) past diag + query, get P = 0. Only blocks
 /// that cross the sequence end or the diagonal take the masked copy, so the others issue none of
@@ -147,14 +163,9 @@ __device__ __forceinline__ void write_probabilities_and_ds(
 #pragma unroll
       for (int n = 0; n < kNT; ++n) {
         const int query = query0 + n * 8 + 2 * (lane % 4);
-        float prob[2] = {ptx::exp2_approx(fmaf(s[m][n][2 * half], scale_log2, -lse_log2[n].x)),
-                         ptx::exp2_approx(fmaf(s[m][n][2 * half + 1], scale_log2, -lse_log2[n].y))};
-        if constexpr (kMasked) {
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            if (key >= key_end || (causal && key >= diag + query + e)) prob[e] = 0.0f;
-          }
-        }
+        float prob[2];
+        probability_pair<kMasked>(prob, s[m][n][2 * half], s[m][n][2 * half + 1], lse_log2[n],
+                                  scale_log2, key, query, key_end, causal, diag);
         const float ds0 = prob[0] * (dp[m][n][2 * half] - dvec[n].x);
         const float ds1 = prob[1] * (dp[m][n][2 * half + 1] - dvec[n].y);
         *reinterpret_cast<uint32_t*>(pt + key * kLdM + query) = ptx::pack2<T>(prob[0], prob[1]);
@@ -224,14 +235,9 @@ __device__ __forceinline__ void write_probabilities(const float (&s)[kMT][kNT][4
 #pragma unroll
       for (int n = 0; n < kNT; ++n) {
         const int query = query0 + n * 8 + 2 * (lane % 4);
-        float prob[2] = {ptx::exp2_approx(fmaf(s[m][n][2 * half], scale_log2, -lse_log2[n].x)),
-                         ptx::exp2_approx(fmaf(s[m][n][2 * half + 1], scale_log2, -lse_log2[n].y))};
-        if constexpr (kMasked) {
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            if (key >= key_end || (causal && key >= diag + query + e)) prob[e] = 0.0f;
-          }
-        }
+        float prob[2];
+        probability_pair<kMasked>(prob, s[m][n][2 * half], s[m][n][2 * half + 1], lse_log2[n],
+                                  scale_log2, key, query, key_end, causal, diag);
         *reinterpret_cast<uint32_t*>(pt + key * kLdM + query) = ptx::pack2<T>(prob[0], prob[1]);
       }
     }

@@ -22,14 +22,7 @@ TEST_F(GpuDeterministic, BackwardIsReproducibleAndMatchesReference) {
   c.causal = true;
   c.deterministic = true;
   CheckOptions options;
-  options.run_backward = [](AttentionRun& run) {
-    run.backward();
-    const TensorRead dq = run.read_dq(), dk = run.read_dk(), dv = run.read_dv();
-    run.backward();
-    EXPECT_EQ(dq.values, run.read_dq().values) << "dq not bitwise reproducible";
-    EXPECT_EQ(dk.values, run.read_dk().values) << "dk not bitwise reproducible";
-    EXPECT_EQ(dv.values, run.read_dv().values) << "dv not bitwise reproducible";
-  };
+  options.run_backward = run_backward_twice_expect_identical;
   check_backward(cuda_target(CudaKernel::sm80), c, options);
 }
 
