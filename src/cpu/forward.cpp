@@ -28,7 +28,7 @@ namespace {
 
 /// Where one thread's forward tiles live in its scratch area.
 struct ForwardScratch {
-  int64_t q_t, o_t, s_t, k, v, row_max, row_sum, row_scale, visible;
+  int64_t q_t, o_t, s_t, k, v, row_max, row_sum, row_scale, visible, block_max;
   ScratchPlan plan;
 
   ForwardScratch(const Tiling& t, int64_t head_dim) {
@@ -41,6 +41,7 @@ struct ForwardScratch {
     row_sum = plan.reserve(t.max_rows());
     row_scale = plan.reserve(t.max_rows());
     visible = plan.reserve(t.max_rows());
+    block_max = plan.reserve(t.max_rows());
   }
 };
 
@@ -88,13 +89,19 @@ struct ForwardTask {
       prefetch_key_rows(p, p.v, seq, b.k_begin + k0 + keys, kv_head, next_keys);
       const float* k_rows =
           pack_key_rows(kt, p, p.k, seq, b.k_begin + k0, kv_head, keys, tile(layout.k));
-      kt.gemm({keys, lanes, d, k_rows, pitch, 1, q_t, ld, s_t, ld, false});
-
       ScoreTile scores{s_t, ld, keys, lanes, nullptr};
+      GemmArgs s_gemm{keys, lanes, d, k_rows, pitch, 1, q_t, ld, s_t, ld, false};
       if (block_needs_mask(p, b, q0, k0, keys)) {
         fill_visible(p, b, q0, rows, lanes, k0, keys, tile(layout.visible));
         scores.visible = tile(layout.visible);
+      } else {
+        // The GEMM takes the block's max per lane as it stores S^T: one pass less over S^T.
+        float* block_max = tile(layout.block_max);
+        for (int64_t i = 0; i < lanes; ++i) block_max[i] = -std::numeric_limits<float>::infinity();
+        s_gemm.col_max = block_max;
+        scores.max = block_max;
       }
+      kt.gemm(s_gemm);
       kt.online_softmax(scores, row_max, row_sum, o_t, d, ld);
 
       const float* v_rows =

@@ -33,6 +33,9 @@ struct GemmArgs {
   float* c = nullptr;
   int64_t ldc = 0;
   bool accumulate = false;  ///< false: C = A * B
+  /// When set (n floats): col_max[j] = max(col_max[j], max_i C[i][j]), taken from the registers
+  /// as C is stored, so the forward's softmax needs no separate pass over S^T for its max.
+  float* col_max = nullptr;
 };
 
 /// A [rows][lanes] fp32 tile of transposed scores: row j is key j, lane i is query i.
@@ -44,6 +47,9 @@ struct ScoreTile {
   /// Per lane, the number of keys of this block the query may see (as float), or nullptr when
   /// every query sees every key of the block.
   const float* visible = nullptr;
+  /// Per lane, the max over the tile's rows when the GEMM that wrote it took it
+  /// (GemmArgs::col_max), or nullptr. Ignored where `visible` is set: hidden scores must not count.
+  const float* max = nullptr;
 };
 
 /// Online-softmax update of one key block (forward).

@@ -34,12 +34,14 @@ inline Vec exp2_vec(Vec x) {
   return times_pow2(p, n);
 }
 
-/// Sets scores of keys a lane may not see to -inf and returns the element-wise max over rows.
+/// Sets scores of keys a lane may not see to -inf and returns the element-wise max over rows (the
+/// one the GEMM took, when it did and nothing is hidden).
 inline Vec mask_and_max(const ScoreTile& s, int64_t lane) {
   const Vec neg_inf = broadcast(-__builtin_inff());
   Vec row_max = neg_inf;
   float* col = s.data + lane;
   if (s.visible == nullptr) {
+    if (s.max != nullptr) return load(s.max + lane);
     for (int64_t j = 0; j < s.rows; ++j) row_max = max(row_max, load(col + j * s.ld));
     return row_max;
   }
