@@ -62,7 +62,6 @@ struct ForwardTask {
     const int64_t lanes = pad_lanes(rows);
     const int64_t d = p.head_dim;
     const int64_t ld = t.lane_pitch();
-    const int64_t pitch = tile_pitch(d);
     const int64_t kv_head = head / p.group_size();
     float* q_t = tile(layout.q_t);
     float* o_t = tile(layout.o_t);
@@ -87,10 +86,10 @@ struct ForwardTask {
       const int64_t next_keys = k0 + keys < key_end ? block_span(k0 + keys, key_end, t.block_k) : 0;
       prefetch_key_rows(p, p.k, seq, b.k_begin + k0 + keys, kv_head, next_keys);
       prefetch_key_rows(p, p.v, seq, b.k_begin + k0 + keys, kv_head, next_keys);
-      const float* k_rows =
-          pack_key_rows(kt, p, p.k, seq, b.k_begin + k0, kv_head, keys, tile(layout.k));
+      const KeyRows k_rows =
+          key_rows_for_gemm(kt, p, p.k, seq, b.k_begin + k0, kv_head, keys, tile(layout.k));
       ScoreTile scores{s_t, ld, keys, lanes, nullptr};
-      GemmArgs s_gemm{keys, lanes, d, k_rows, pitch, 1, q_t, ld, s_t, ld, false};
+      GemmArgs s_gemm{keys, lanes, d, k_rows.data, k_rows.pitch, 1, q_t, ld, s_t, ld, false};
       if (block_needs_mask(p, b, q0, k0, keys)) {
         fill_visible(p, b, q0, rows, lanes, k0, keys, tile(layout.visible));
         scores.visible = tile(layout.visible);
@@ -104,9 +103,9 @@ struct ForwardTask {
       kt.gemm(s_gemm);
       kt.online_softmax(scores, row_max, row_sum, o_t, d, ld);
 
-      const float* v_rows =
-          pack_key_rows(kt, p, p.v, seq, b.k_begin + k0, kv_head, keys, tile(layout.v));
-      kt.gemm({d, lanes, keys, v_rows, 1, pitch, s_t, ld, o_t, ld, true});
+      const KeyRows v_rows =
+          key_rows_for_gemm(kt, p, p.v, seq, b.k_begin + k0, kv_head, keys, tile(layout.v));
+      kt.gemm({d, lanes, keys, v_rows.data, 1, v_rows.pitch, s_t, ld, o_t, ld, true});
     }
     finish(seq, head, b, q0, rows);
   }
@@ -138,8 +137,11 @@ void cpu_forward(const Problem& problem) {
   using namespace cpu;
   const KernelTable& kt = select_kernels();
   const int64_t streams = problem.batch * problem.heads;
-  const Tiling t = forward_tiling_override(choose_tiling(
-      Pass::forward, problem.head_dim, problem.seqlen_q, streams, requested_threads(problem)));
+  const bool kv_in_place =
+      reads_rows_in_place(problem, problem.k) && reads_rows_in_place(problem, problem.v);
+  const Tiling t =
+      forward_tiling_override(choose_tiling(Pass::forward, problem.head_dim, problem.seqlen_q,
+                                            streams, requested_threads(problem), kv_in_place));
   const int64_t q_blocks = (problem.seqlen_q + t.block_q - 1) / t.block_q;
   const int64_t tasks = streams * q_blocks;
   if (tasks == 0) return;

@@ -1,6 +1,7 @@
-// CPU forward steps that depend on the operands: the S GEMM takes each unmasked key block's max as
-// it stores S^T, the softmax takes that of masked blocks; the result must agree with the float64
-// reference, including when a later key block's max jumps.
+// CPU forward steps that depend on the operands: the GEMMs read fp32 K and V rows where they lie
+// when the row stride allows it (src/cpu/work.h, reads_rows_in_place) and from a packed copy
+// otherwise, and the S GEMM takes each unmasked key block's max as it stores S^T. Both must agree
+// with the float64 reference in every combination, including key blocks whose max jumps.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -23,6 +24,22 @@ AttentionCase three_key_blocks(Layout layout, int64_t head_dim, int64_t row_pad)
   c.layout = layout;
   c.row_pad = row_pad;
   return c;
+}
+
+TEST(CpuForwardKeyRows, InPlaceAndPackedRowsMatchReference) {
+  // K and V rows are D + pad floats apart in the torch layout and 2 * D + pad (two kv heads) in
+  // the flash layout. In place where that is not a multiple of 256 bytes: torch D = 40, 80, 160
+  // and every padded case; flash D = 40, 80 and every padded case. Packed otherwise: torch D = 64,
+  // 128; flash D = 64, 128, 160.
+  for (const Layout layout : {Layout::torch, Layout::flash}) {
+    for (const int64_t dim : {40, 64, 80, 128, 160}) {
+      for (const int64_t pad : {0, 4}) {
+        AttentionCase c = three_key_blocks(layout, dim, pad);
+        c.causal = dim == 80;
+        check_forward(cpu_target(), c);
+      }
+    }
+  }
 }
 
 TEST(CpuForwardBlockMax, LaterKeysWithLargerScoresMatchReference) {
