@@ -54,9 +54,12 @@ struct ScoreTile {
 
 /// Online-softmax update of one key block (forward).
 ///
-/// Scores are in log2 units (q was scaled by softmax_scale * log2(e)). On return the tile holds
-/// P^T = exp2(S^T - m_new) (0 where masked), row_max and row_sum (per lane) are updated and every
-/// row of o ([o_rows][o_ld], lanes as columns) is rescaled by exp2(m_old - m_new).
+/// Scores are in log2 units (q was scaled by softmax_scale * log2(e)). row_max holds per lane the
+/// reference that P, row_sum and o are scaled to: a score seen before, at most a small slack below
+/// the largest (it moves only when a block passes it by more than the slack, so o is rarely
+/// rescaled). On return the tile holds P^T = exp2(S^T - m_new) (0 where masked), row_max and
+/// row_sum (per lane) are updated and every row of o ([o_rows][o_ld], lanes as columns) is rescaled
+/// by exp2(m_old - m_new).
 using OnlineSoftmaxFn = void (*)(const ScoreTile& s, float* row_max, float* row_sum, float* o,
                                  int64_t o_rows, int64_t o_ld);
 
