@@ -53,13 +53,21 @@ struct KeyRows {
 };
 
 /// Whether the GEMMs can read fp32 rows of `op` where they lie instead of from a packed copy: when
-/// the row stride is not a multiple of 4 cache lines, a block's rows spread over at least half of
-/// L1's 64 sets (as the odd tile_pitch does), and the copy costs more than it saves. Contiguous
-/// heads of the [B, H, N, D] layout (PyTorch's) at D = 40, 72, 80 or 160 qualify; [B, N, H, D] rows
-/// (H * D apart) and D = 64 or 128 rarely do.
+/// the row stride is a whole number of cache lines but not a multiple of 4, a block's rows start on
+/// lines spread over at least half of L1's 64 sets (as the odd tile_pitch does), and the copy costs
+/// more than it saves. Rows that start inside a line (D = 40 or 72 in the [B, H, N, D] layout) make
+/// the V^T walk of the PV GEMM touch two lines per row where the packed copy touches one: up to 10 %
+/// slower GEMMs on Zen 3, more than the copy. So: contiguous heads of PyTorch's layout at D = 80,
+/// 112 or 160; not [B, N, H, D] rows (H * D apart), nor D = 64 or 128.
 inline bool reads_rows_in_place(const Problem& p, const Operand& op) {
-  constexpr int64_t kConflictBytes = 4 * 64;
-  return p.dtype == DType::f32 && (op.row_stride * 4) % kConflictBytes != 0;
+  constexpr int64_t kLineBytes = 64;
+  constexpr int64_t kConflictBytes = 4 * kLineBytes;
+  const int64_t stride_bytes = op.row_stride * 4;
+  const bool rows_start_lines = reinterpret_cast<uintptr_t>(op.data) % kLineBytes == 0 &&
+                                op.seq_stride * 4 % kLineBytes == 0 &&
+                                op.head_stride * 4 % kLineBytes == 0 &&
+                                stride_bytes % kLineBytes == 0;
+  return p.dtype == DType::f32 && rows_start_lines && stride_bytes % kConflictBytes != 0;
 }
 
 /// Rows row0 .. row0 + rows of head `head` of `op` for the forward's GEMMs: in place where

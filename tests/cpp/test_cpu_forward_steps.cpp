@@ -28,9 +28,9 @@ AttentionCase three_key_blocks(Layout layout, int64_t head_dim, int64_t row_pad)
 
 TEST(CpuForwardKeyRows, InPlaceAndPackedRowsMatchReference) {
   // K and V rows are D + pad floats apart in the torch layout and 2 * D + pad (two kv heads) in
-  // the flash layout. In place where that is not a multiple of 256 bytes: torch D = 40, 80, 160
-  // and every padded case; flash D = 40, 80 and every padded case. Packed otherwise: torch D = 64,
-  // 128; flash D = 64, 128, 160.
+  // the flash layout. Read in place where that is a whole number of cache lines but not a multiple
+  // of four (torch D = 80, 160 and flash D = 40, 80 without the pad), packed otherwise (torch D =
+  // 40, 64, 128, flash D = 64, 128, 160, and every padded case: rows that start inside a line).
   for (const Layout layout : {Layout::torch, Layout::flash}) {
     for (const int64_t dim : {40, 64, 80, 128, 160}) {
       for (const int64_t pad : {0, 4}) {
