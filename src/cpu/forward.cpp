@@ -28,7 +28,7 @@ namespace {
 
 /// Where one thread's forward tiles live in its scratch area.
 struct ForwardScratch {
-  int64_t q_t, o_t, s_t, k, v, row_max, row_sum, row_scale, visible;
+  int64_t q_t, o_t, s_t, k, v, row_max, row_sum, row_scale, visible, block_max;
   ScratchPlan plan;
 
   ForwardScratch(const Tiling& t, int64_t head_dim) {
@@ -41,6 +41,7 @@ struct ForwardScratch {
     row_sum = plan.reserve(t.max_rows());
     row_scale = plan.reserve(t.max_rows());
     visible = plan.reserve(t.max_rows());
+    block_max = plan.reserve(t.max_rows());
   }
 };
 
@@ -61,7 +62,6 @@ struct ForwardTask {
     const int64_t lanes = pad_lanes(rows);
     const int64_t d = p.head_dim;
     const int64_t ld = t.lane_pitch();
-    const int64_t pitch = tile_pitch(d);
     const int64_t kv_head = head / p.group_size();
     float* q_t = tile(layout.q_t);
     float* o_t = tile(layout.o_t);
@@ -86,20 +86,26 @@ struct ForwardTask {
       const int64_t next_keys = k0 + keys < key_end ? block_span(k0 + keys, key_end, t.block_k) : 0;
       prefetch_key_rows(p, p.k, seq, b.k_begin + k0 + keys, kv_head, next_keys);
       prefetch_key_rows(p, p.v, seq, b.k_begin + k0 + keys, kv_head, next_keys);
-      const float* k_rows =
-          pack_key_rows(kt, p, p.k, seq, b.k_begin + k0, kv_head, keys, tile(layout.k));
-      kt.gemm({keys, lanes, d, k_rows, pitch, 1, q_t, ld, s_t, ld, false});
-
+      const KeyRows k_rows =
+          key_rows_for_gemm(kt, p, p.k, seq, b.k_begin + k0, kv_head, keys, tile(layout.k));
       ScoreTile scores{s_t, ld, keys, lanes, nullptr};
+      GemmArgs s_gemm{keys, lanes, d, k_rows.data, k_rows.pitch, 1, q_t, ld, s_t, ld, false};
       if (block_needs_mask(p, b, q0, k0, keys)) {
         fill_visible(p, b, q0, rows, lanes, k0, keys, tile(layout.visible));
         scores.visible = tile(layout.visible);
+      } else {
+        // The GEMM takes the block's max per lane as it stores S^T: one pass less over S^T.
+        float* block_max = tile(layout.block_max);
+        for (int64_t i = 0; i < lanes; ++i) block_max[i] = -std::numeric_limits<float>::infinity();
+        s_gemm.col_max = block_max;
+        scores.max = block_max;
       }
+      kt.gemm(s_gemm);
       kt.online_softmax(scores, row_max, row_sum, o_t, d, ld);
 
-      const float* v_rows =
-          pack_key_rows(kt, p, p.v, seq, b.k_begin + k0, kv_head, keys, tile(layout.v));
-      kt.gemm({d, lanes, keys, v_rows, 1, pitch, s_t, ld, o_t, ld, true});
+      const KeyRows v_rows =
+          key_rows_for_gemm(kt, p, p.v, seq, b.k_begin + k0, kv_head, keys, tile(layout.v));
+      kt.gemm({d, lanes, keys, v_rows.data, 1, v_rows.pitch, s_t, ld, o_t, ld, true});
     }
     finish(seq, head, b, q0, rows);
   }
@@ -131,14 +137,21 @@ void cpu_forward(const Problem& problem) {
   using namespace cpu;
   const KernelTable& kt = select_kernels();
   const int64_t streams = problem.batch * problem.heads;
-  const Tiling t = forward_tiling_override(choose_tiling(
-      Pass::forward, problem.head_dim, problem.seqlen_q, streams, requested_threads(problem)));
+  const bool kv_in_place =
+      reads_rows_in_place(problem, problem.k) && reads_rows_in_place(problem, problem.v);
+  const Tiling t =
+      forward_tiling_override(choose_tiling(Pass::forward, problem.head_dim, problem.seqlen_q,
+                                            streams, requested_threads(problem), kv_in_place));
   const int64_t q_blocks = (problem.seqlen_q + t.block_q - 1) / t.block_q;
   const int64_t tasks = streams * q_blocks;
   if (tasks == 0) return;
   const int threads = thread_count(problem, tasks);
   const ForwardScratch layout(t, problem.head_dim);
-  const AlignedFloats scratch(threads * layout.plan.size());
+  // Kept from call to call (per calling thread): fresh scratch can be fresh pages, a page fault
+  // per 4 KiB at first touch (always under the CLI bench, which fixes glibc's mmap threshold):
+  // sd15-self-16 at 16 threads has 9 MiB of tiles.
+  thread_local GrowingScratch kept_scratch;
+  float* const scratch = kept_scratch.reserve(threads * layout.plan.size());
   StreamBlocks queue(streams, q_blocks);
   advise_huge_pages(problem.out.data,
                     operand_span_bytes(problem, problem.out,
@@ -148,7 +161,7 @@ void cpu_forward(const Problem& problem) {
 #pragma omp parallel num_threads(threads)
   {
     const ForwardTask task{problem, kt, t, layout,
-                           scratch.data() + omp_get_thread_num() * layout.plan.size()};
+                           scratch + omp_get_thread_num() * layout.plan.size()};
     StreamBlocks::Walk walk(queue, omp_get_thread_num(), threads);
     // Under the causal mask the last query blocks cost most: hand them out first.
     for (int64_t stream = 0, block = 0; walk.next(stream, block);) {

@@ -53,6 +53,14 @@ void gemm_tile(const GemmArgs& g, int64_t m0, int64_t n0) {
   for (int r = 0; r < kRows; ++r) {
     for (int v = 0; v < kVecs; ++v) store(c + r * g.ldc + v * kW, acc[r][v]);
   }
+  if (g.col_max == nullptr) return;
+  for (int v = 0; v < kVecs; ++v) {
+    float* col_max = g.col_max + n0 + v * kW;
+    Vec m = load(col_max);
+    // Stored C second: maxps passes its second operand's NaN on, as the softmax's own max does.
+    for (int r = 0; r < kRows; ++r) m = max(m, acc[r][v]);
+    store(col_max, m);
+  }
 }
 
 /// Rows of the register tile for a panel of kVecs vectors: the accumulator budget of the full tile

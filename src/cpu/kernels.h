@@ -33,6 +33,9 @@ struct GemmArgs {
   float* c = nullptr;
   int64_t ldc = 0;
   bool accumulate = false;  ///< false: C = A * B
+  /// When set (n floats): col_max[j] = max(col_max[j], max_i C[i][j]), taken from the registers
+  /// as C is stored, so the forward's softmax needs no separate pass over S^T for its max.
+  float* col_max = nullptr;
 };
 
 /// A [rows][lanes] fp32 tile of transposed scores: row j is key j, lane i is query i.
@@ -44,13 +47,19 @@ struct ScoreTile {
   /// Per lane, the number of keys of this block the query may see (as float), or nullptr when
   /// every query sees every key of the block.
   const float* visible = nullptr;
+  /// Per lane, the max over the tile's rows when the GEMM that wrote it took it
+  /// (GemmArgs::col_max), or nullptr. Ignored where `visible` is set: hidden scores must not count.
+  const float* max = nullptr;
 };
 
 /// Online-softmax update of one key block (forward).
 ///
-/// Scores are in log2 units (q was scaled by softmax_scale * log2(e)). On return the tile holds
-/// P^T = exp2(S^T - m_new) (0 where masked), row_max and row_sum (per lane) are updated and every
-/// row of o ([o_rows][o_ld], lanes as columns) is rescaled by exp2(m_old - m_new).
+/// Scores are in log2 units (q was scaled by softmax_scale * log2(e)). row_max holds per lane the
+/// reference that P, row_sum and o are scaled to: a score seen before, at most a small slack below
+/// the largest (it moves only when a block passes it by more than the slack, so o is rarely
+/// rescaled). On return the tile holds P^T = exp2(S^T - m_new) (0 where masked), row_max and
+/// row_sum (per lane) are updated and every row of o ([o_rows][o_ld], lanes as columns) is rescaled
+/// by exp2(m_old - m_new).
 using OnlineSoftmaxFn = void (*)(const ScoreTile& s, float* row_max, float* row_sum, float* o,
                                  int64_t o_rows, int64_t o_ld);
 

@@ -41,4 +41,22 @@ class AlignedFloats {
   std::unique_ptr<float, Free> data_;
 };
 
+/// Scratch that outlives a call: grown to the largest size asked for, then kept. Callers hold one
+/// per thread (thread_local), so concurrent calls never share it.
+class GrowingScratch {
+ public:
+  /// At least `floats` floats, 64-byte aligned; what an earlier call left there is undefined.
+  float* reserve(int64_t floats) {
+    if (floats > capacity_) {
+      buffer_ = AlignedFloats(floats);
+      capacity_ = floats;
+    }
+    return buffer_.data();
+  }
+
+ private:
+  AlignedFloats buffer_{0};
+  int64_t capacity_ = 0;
+};
+
 }  // namespace flashvision::detail::cpu

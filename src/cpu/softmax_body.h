@@ -34,12 +34,14 @@ inline Vec exp2_vec(Vec x) {
   return times_pow2(p, n);
 }
 
-/// Sets scores of keys a lane may not see to -inf and returns the element-wise max over rows.
+/// Sets scores of keys a lane may not see to -inf and returns the element-wise max over rows (the
+/// one the GEMM took, when it did and nothing is hidden).
 inline Vec mask_and_max(const ScoreTile& s, int64_t lane) {
   const Vec neg_inf = broadcast(-__builtin_inff());
   Vec row_max = neg_inf;
   float* col = s.data + lane;
   if (s.visible == nullptr) {
+    if (s.max != nullptr) return load(s.max + lane);
     for (int64_t j = 0; j < s.rows; ++j) row_max = max(row_max, load(col + j * s.ld));
     return row_max;
   }
@@ -53,13 +55,21 @@ inline Vec mask_and_max(const ScoreTile& s, int64_t lane) {
   return row_max;
 }
 
+/// How far (log2 units) a score may pass the reference max before the reference moves to it: P is
+/// then at most 2^8, which costs no precision in fp32 and leaves the sums far from overflow.
+inline constexpr float kMaxSlack = 8.0f;
+
 /// See OnlineSoftmaxFn.
 inline void online_softmax(const ScoreTile& s, float* row_max, float* row_sum, float* o,
                            int64_t o_rows, int64_t o_ld) {
   const Vec lowest = broadcast(-0x1.fffffep127f);
+  const Vec slack = broadcast(kMaxSlack);
   for (int64_t lane = 0; lane < s.lanes; lane += Vec::kWidth) {
     const Vec m_old = load(row_max + lane);
-    const Vec m_new = max(m_old, mask_and_max(s, lane));
+    // The reference moves only when a score passes it by more than the slack (the first visible
+    // block's always does, from -inf), so the pass over O below runs rarely after the first block.
+    const Vec block_max = mask_and_max(s, lane);
+    const Vec m_new = select_lt(m_old + slack, block_max, block_max, m_old);
     // A lane that has seen no visible key yet keeps m = -inf; subtracting 0 instead of -inf keeps
     // exp2(-inf - -inf) = NaN out and gives P = 0 and alpha = 0 (nothing to rescale).
     const Vec m_use = select_lt(m_new, lowest, zero(), m_new);
@@ -73,8 +83,10 @@ inline void online_softmax(const ScoreTile& s, float* row_max, float* row_sum, f
     }
     store(row_sum + lane, fma(load(row_sum + lane), alpha, sum));
     store(row_max + lane, m_new);
-    // Once the running max has settled, alpha is 1 in every lane; skip the pass over O.
-    if (!any_lt(m_old, m_new)) continue;
+    // Where no lane's reference moved, alpha is 1 in every lane; where no lane had a reference
+    // yet (the first visible block), O is still all zeros. Either way the pass over O changes
+    // nothing.
+    if (!any_lt(m_old, m_new) || !any_lt(lowest, m_old)) continue;
     for (int64_t d = 0; d < o_rows; ++d)
       store(o + d * o_ld + lane, load(o + d * o_ld + lane) * alpha);
   }

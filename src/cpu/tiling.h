@@ -97,13 +97,23 @@ inline Tiling largest_fitting_tiling(Pass pass, int64_t head_dim) {
 /// Tiles for `pass`: the largest that fit L2, with the task block then halved (not below 96 query
 /// rows or 64 keys) until there are at least 4 tasks per thread. `task_rows` is seqlen_q
 /// (seqlen_k for dk_dv) and `streams` the number of (sequence, head) pairs.
+///
+/// `cheap_tasks`: a forward task costs little beyond its arithmetic because its K and V are read
+/// in place, not packed per task; then halve down to 48 query rows and until there are 8 tasks per
+/// thread. Finer tasks even out threads that run at unequal speeds (a shared machine's) at the end
+/// of a call, where sd15-self-16 had 3 tasks per thread and sd15-self-32 5.
 inline Tiling choose_tiling(Pass pass, int64_t head_dim, int64_t task_rows, int64_t streams,
-                            int64_t threads) {
+                            int64_t threads, bool cheap_tasks = false) {
   Tiling t = largest_fitting_tiling(pass, head_dim);
   const bool by_keys = pass == Pass::dk_dv;
+  const bool fine = cheap_tasks && pass == Pass::forward;
   int64_t& major = by_keys ? t.block_k : t.block_q;
-  const int64_t smallest = by_keys ? 64 : 96;
-  while (major > smallest && streams * ((task_rows + major - 1) / major) < 4 * threads) major /= 2;
+  const int64_t smallest = by_keys ? 64 : (fine ? 48 : 96);
+  const int64_t tasks_per_thread = fine ? 8 : 4;
+  while (major > smallest &&
+         streams * ((task_rows + major - 1) / major) < tasks_per_thread * threads) {
+    major /= 2;
+  }
   return t;
 }
 

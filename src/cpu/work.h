@@ -46,6 +46,39 @@ inline const float* pack_key_rows(const KernelTable& kt, const Problem& p, const
   return buffer;
 }
 
+/// Rows of K or V as a GEMM reads them: `pitch` floats apart from `data` on.
+struct KeyRows {
+  const float* data;
+  int64_t pitch;
+};
+
+/// Whether the GEMMs can read fp32 rows of `op` where they lie instead of from a packed copy: when
+/// the row stride is a whole number of cache lines but not a multiple of 4, a block's rows start on
+/// lines spread over at least half of L1's 64 sets (as the odd tile_pitch does), and the copy costs
+/// more than it saves. Rows that start inside a line (D = 40 or 72 in the [B, H, N, D] layout) make
+/// the V^T walk of the PV GEMM touch two lines per row where the packed copy touches one: up to 10 %
+/// slower GEMMs on Zen 3, more than the copy. So: contiguous heads of PyTorch's layout at D = 80,
+/// 112 or 160; not [B, N, H, D] rows (H * D apart), nor D = 64 or 128.
+inline bool reads_rows_in_place(const Problem& p, const Operand& op) {
+  constexpr int64_t kLineBytes = 64;
+  constexpr int64_t kConflictBytes = 4 * kLineBytes;
+  const int64_t stride_bytes = op.row_stride * 4;
+  const bool rows_start_lines = reinterpret_cast<uintptr_t>(op.data) % kLineBytes == 0 &&
+                                op.seq_stride * 4 % kLineBytes == 0 &&
+                                op.head_stride * 4 % kLineBytes == 0 &&
+                                stride_bytes % kLineBytes == 0;
+  return p.dtype == DType::f32 && rows_start_lines && stride_bytes % kConflictBytes != 0;
+}
+
+/// Rows row0 .. row0 + rows of head `head` of `op` for the forward's GEMMs: in place where
+/// reads_rows_in_place allows, else converted into `buffer` by pack_key_rows.
+inline KeyRows key_rows_for_gemm(const KernelTable& kt, const Problem& p, const Operand& op,
+                                 int64_t seq, int64_t row0, int64_t head, int64_t rows,
+                                 float* buffer) {
+  if (reads_rows_in_place(p, op)) return {op.at<float>(seq, row0, head), op.row_stride};
+  return {pack_key_rows(kt, p, op, seq, row0, head, rows, buffer), tile_pitch(p.head_dim)};
+}
+
 /// Asks for rows row0 .. row0 + rows of head `head` of `op` to be brought into L2 while the
 /// current block computes: the rows are heads * head_dim elements apart, often crossing a page
 /// each, a pattern the hardware prefetchers follow poorly.
