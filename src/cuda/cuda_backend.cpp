@@ -17,6 +17,7 @@
 #include "cuda/common/cuda_check.h"
 #include "cuda/sm80/bwd_split.h"
 #include "cuda/sm80/dispatch.h"
+#include "cuda/sm80/dq_layout.h"
 #include "cuda/sm80/params.h"
 #include "cuda/sm80/tile_config.h"
 #include "flashvision/error.h"
@@ -352,6 +353,25 @@ int backward_warp_roles(int bucket, int major) {
   throw Error(std::string(kName) + " is \"" + text + "\", expected shared, split or groups");
 }
 
+/// The sm80 backward's dQ workspace layout (params.h's BwdDqLayout): FLASHVISION_SM80_BWD_DQ_LAYOUT
+/// ("rows" or "tiles") when set, else tiles: each warp-wide float2 atomic then adds into two cache
+/// lines instead of eight, which cut the L1 requests of the dQ atomics to a quarter (Nsight
+/// Compute on the H200, perf-notes.md). The Hopper backward adds into rows and keeps them.
+int backward_dq_layout(bool sm90) {
+  constexpr const char* kName = "FLASHVISION_SM80_BWD_DQ_LAYOUT";
+  const char* value = std::getenv(kName);
+  int layout = sm80::kDqTiles;
+  if (value != nullptr && *value != '\0') {
+    const std::string text(value);
+    if (text == "rows") {
+      layout = sm80::kDqRows;
+    } else if (text != "tiles") {
+      throw Error(std::string(kName) + " is \"" + text + "\", expected rows or tiles");
+    }
+  }
+  return sm90 ? sm80::kDqRows : layout;
+}
+
 /// Query splits of the backward grid (see bwd_split.h), from the device's SM count.
 int backward_splits(const Problem& p, const sm80::BwdParams& params, int block_m) {
   const int64_t ctas = (p.deterministic ? 1 : params.num_n_blocks) * p.batch * p.heads_kv;
@@ -403,6 +423,8 @@ BackwardPlan plan_backward(const Problem& p, bool sm90) {
   params.dk = tensor_params(p.dk);
   params.dv = tensor_params(p.dv);
   params.accum_rows = params.shape.total_q;
+  params.dq_layout = backward_dq_layout(sm90);
+  params.dq_head_rows = sm80::dq_head_rows(params.accum_rows, params.dq_layout == sm80::kDqTiles);
   params.deterministic = p.deterministic;
   params.partial_rows = params.shape.total_k;
   params.query_stagger = backward_query_stagger(p.deterministic);
@@ -415,7 +437,7 @@ BackwardPlan plan_backward(const Problem& p, bool sm90) {
       static_cast<int>(ceil_div(p.seqlen_k, sm90 ? sm90_backward_block_n() : tile.block_n));
   params.num_splits =
       params.num_n_blocks > 0 && !sm90 ? backward_splits(p, params, tile.block_m) : 1;
-  plan.dq_floats = static_cast<std::size_t>(p.heads * params.accum_rows * p.head_dim);
+  plan.dq_floats = static_cast<std::size_t>(p.heads * params.dq_head_rows * p.head_dim);
   plan.dvec_floats = static_cast<std::size_t>(p.heads * params.accum_rows);
   if (params.num_splits > 1) {
     plan.partial_floats =

@@ -9,6 +9,7 @@
 #include "cuda/common/cuda_check.h"
 #include "cuda/common/dtype_map.cuh"
 #include "cuda/common/tile_io.cuh"
+#include "cuda/sm80/dq_layout.h"
 #include "cuda/sm80/launch.h"
 
 namespace flashvision::detail::sm80 {
@@ -77,8 +78,9 @@ __device__ __forceinline__ void store_chunk(T* dst, const float (&v)[8], float s
   *reinterpret_cast<uint4*>(dst) = out;
 }
 
-/// One thread per 8 columns of one (row, head).
-template <typename T>
+/// One thread per 8 columns of one (row, head): 8 consecutive floats in either layout of the
+/// workspace (dq_layout.h).
+template <typename T, bool kTiled>
 __global__ void __launch_bounds__(kAuxThreads) bwd_convert_dq_kernel(const __grid_constant__ BwdParams p) {
   const ShapeParams& s = p.shape;
   const int chunks_per_row = s.head_dim / 8;
@@ -89,8 +91,9 @@ __global__ void __launch_bounds__(kAuxThreads) bwd_convert_dq_kernel(const __gri
     const int64_t rest = item / chunks_per_row;
     const int head = static_cast<int>(rest % s.heads);
     const int64_t ws_row = rest / s.heads;
-    const float4* src = reinterpret_cast<const float4*>(
-        p.dq_accum + (head * p.accum_rows + ws_row) * s.head_dim + col);
+    const float4* src =
+        reinterpret_cast<const float4*>(p.dq_accum + head * p.dq_head_rows * s.head_dim +
+                                        dq_offset<kTiled>(ws_row, col, s.head_dim));
     const float4 lo = src[0], hi = src[1];
     const float values[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
     int64_t seq, row;
@@ -164,8 +167,9 @@ template <DType kDType>
 void run_bwd_convert_dq(const BwdParams& params, void* stream) {
   using T = typename CudaElement<kDType>::type;
   const int64_t items = params.accum_rows * params.shape.heads * (params.shape.head_dim / 8);
-  bwd_convert_dq_kernel<T><<<aux_blocks(items), kAuxThreads, 0,
-                             static_cast<cudaStream_t>(stream)>>>(params);
+  auto* kernel = params.dq_layout == kDqTiles ? &bwd_convert_dq_kernel<T, true>
+                                              : &bwd_convert_dq_kernel<T, false>;
+  kernel<<<aux_blocks(items), kAuxThreads, 0, static_cast<cudaStream_t>(stream)>>>(params);
   cuda_check(cudaGetLastError(), "the sm80 dQ convert launch");
 }
 

@@ -19,6 +19,7 @@
 #include "cuda/common/dtype_map.cuh"
 #include "cuda/common/tile_io.cuh"
 #include "cuda/common/warp_gemm.cuh"
+#include "cuda/sm80/dq_layout.h"
 #include "cuda/sm80/launch.h"
 #include "cuda/sm80/tile_config.h"
 
@@ -399,22 +400,30 @@ __device__ __forceinline__ void probabilities_and_ds_split(const BwdParams& p,
   }
 }
 
-/// Adds a warp's dQ tiles into the fp32 workspace rows of one query block (`block`: its first
-/// row at the pass's first column, rows head_dim apart). kChecked: only rows < rows_valid and
-/// columns < cols_valid (full blocks skip the checks, each a branch around one atomic). kOrdered:
-/// plain read-modify-write (deterministic mode, where only this thread of this CTA ever touches
-/// these elements, in a fixed order), else atomics. The lane's element offset is derived here from
-/// a volatile thread index: ptxas otherwise hoisted one 64-bit address per element out of the query
+/// Adds a warp's dQ tiles of one query block and pass into the fp32 workspace, laid out as kTiled
+/// says (dq_layout.h). `row_group` is where the 8-row group that holds the block's first row starts
+/// (the same offset in both layouts), `first_row` that row within it, and `pass_col` the pass's
+/// first column. kChecked: only rows < rows_valid and columns < cols_valid of the block and pass
+/// (full blocks skip the checks, each a branch around one atomic). kOrdered: plain
+/// read-modify-write (deterministic mode, where only this thread of this CTA ever touches these
+/// elements, in a fixed order), else atomics. The lane's element offset is derived here from a
+/// volatile thread index: ptxas otherwise hoisted one 64-bit address per element out of the query
 /// loop and spilled them. kGridWarps > 0: the grid spans that many warps (a warp group), the warp
 /// index taken modulo it.
-template <bool kOrdered, bool kChecked, int kDqRowWarps, int kGridWarps, int kMT, int kNT>
-__device__ __forceinline__ void add_dq_tiles(float* block, const float (&dq)[kMT][kNT][4],
-                                             int rows_valid, int cols_valid, int head_dim) {
+template <bool kTiled, bool kOrdered, bool kChecked, int kDqRowWarps, int kGridWarps, int kMT,
+          int kNT>
+__device__ __forceinline__ void add_dq_tiles(float* row_group, int first_row, int pass_col,
+                                             const float (&dq)[kMT][kNT][4], int rows_valid,
+                                             int cols_valid, int head_dim) {
   const int tid = ptx::thread_index_here();
   const int warp = kGridWarps > 0 ? tid / 32 % kGridWarps : tid / 32, lane = tid % 32;
   const int lane_row = (warp % kDqRowWarps) * kMT * 16 + lane / 4;
   const int lane_col = (warp / kDqRowWarps) * kNT * 8 + 2 * (lane % 4);
-  float* lane_dst = block + lane_row * head_dim + lane_col;
+  // From the group on the lane's offset fits 32 bits; the tiles' rows and columns are 8 apart,
+  // the same steps in both layouts but for the column step (dq_offset).
+  float* lane_dst =
+      row_group + dq_offset<kTiled>(first_row + lane_row, pass_col + lane_col, head_dim);
+  constexpr int kColStep = dq_column_step<kTiled>;
 #pragma unroll
   for (int m = 0; m < kMT; ++m) {
 #pragma unroll
@@ -427,19 +436,38 @@ __device__ __forceinline__ void add_dq_tiles(float* block, const float (&dq)[kMT
         if (kChecked && lane_col + n * 8 >= cols_valid) continue;
         const float lo = dq[m][n][2 * half], hi = dq[m][n][2 * half + 1];
         if constexpr (kOrdered) {
-          dst[n * 8] += lo;
-          dst[n * 8 + 1] += hi;
+          dst[n * kColStep] += lo;
+          dst[n * kColStep + 1] += hi;
         } else {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-          // Hopper adds a float2 in one atomic: half the atomic traffic, which bounds this loop.
-          atomicAdd(reinterpret_cast<float2*>(dst + n * 8), make_float2(lo, hi));
+          // Hopper adds a float2 in one atomic: half the atomic instructions of scalar ones.
+          atomicAdd(reinterpret_cast<float2*>(dst + n * kColStep), make_float2(lo, hi));
 #else
-          atomicAdd(dst + n * 8, lo);
-          atomicAdd(dst + n * 8 + 1, hi);
+          atomicAdd(dst + n * kColStep, lo);
+          atomicAdd(dst + n * kColStep + 1, hi);
 #endif
         }
       }
     }
+  }
+}
+
+/// One pass's dQ tiles added in the workspace layout kTiled: ordered in deterministic mode, else by
+/// atomics, unchecked on full blocks (add_dq_tiles).
+template <bool kTiled, int kDqRowWarps, int kGridWarps, int kFullRows, int kMT, int kNT>
+__device__ __forceinline__ void add_dq_pass(const BwdParams& p, float* row_group, int first_row,
+                                            int pass_col, const float (&dq)[kMT][kNT][4],
+                                            int rows_valid, int head_dim, bool full_dim) {
+  const int cols_valid = head_dim - pass_col;
+  if (p.deterministic) {
+    add_dq_tiles<kTiled, true, true, kDqRowWarps, kGridWarps>(row_group, first_row, pass_col, dq,
+                                                              rows_valid, cols_valid, head_dim);
+  } else if (rows_valid == kFullRows && full_dim) {
+    add_dq_tiles<kTiled, false, false, kDqRowWarps, kGridWarps>(row_group, first_row, pass_col, dq,
+                                                                rows_valid, cols_valid, head_dim);
+  } else {
+    add_dq_tiles<kTiled, false, true, kDqRowWarps, kGridWarps>(row_group, first_row, pass_col, dq,
+                                                               rows_valid, cols_valid, head_dim);
   }
 }
 
@@ -461,7 +489,10 @@ __device__ __forceinline__ void accumulate_dq(const BwdParams& p,
   const int query0 = (warp % kGrid.row_warps) * kMT * 16;
   const int head_dim = p.shape.head_dim;
   const int rows_valid = min(Tr::kBlockM, r.q_len - m0);
-  float* block = p.dq_accum + (head * p.accum_rows + r.q_ws_row + m0) * head_dim;
+  const int64_t block_row = head * p.dq_head_rows + r.q_ws_row + m0;
+  // Tiled, dq_head_rows is a multiple of 8: the groups start at multiples of 8 from dq_accum on.
+  const int first_row = static_cast<int>(block_row & 7);
+  float* row_group = p.dq_accum + (block_row - first_row) * head_dim;
   const int group_col = kGroup ? group * (kHeadDim / 2) : 0;
   const auto add_pass = [&](int pass) {
     const int pass_col = group_col + pass * kPassDim;
@@ -470,17 +501,13 @@ __device__ __forceinline__ void accumulate_dq(const BwdParams& p,
     clear(dq);
     warp_gemm_ss<T, kMT, kNT, Tr::kBlockN, true, true>(
         dq, ptx::smem_addr(sm.dst + query0), Tr::kLdM, ptx::smem_addr(sm.k + dim0), Tr::kLd, lane);
-    float* pass_block = block + pass_col;
-    const int cols_valid = head_dim - pass_col;
-    if (p.deterministic) {
-      add_dq_tiles<true, true, kGrid.row_warps, kGridWarps>(pass_block, dq, rows_valid, cols_valid,
-                                                            head_dim);
-    } else if (rows_valid == Tr::kBlockM && head_dim == kHeadDim) {
-      add_dq_tiles<false, false, kGrid.row_warps, kGridWarps>(pass_block, dq, rows_valid,
-                                                              cols_valid, head_dim);
+    const bool full_dim = head_dim == kHeadDim;
+    if (p.dq_layout == kDqTiles) {
+      add_dq_pass<true, kGrid.row_warps, kGridWarps, Tr::kBlockM>(
+          p, row_group, first_row, pass_col, dq, rows_valid, head_dim, full_dim);
     } else {
-      add_dq_tiles<false, true, kGrid.row_warps, kGridWarps>(pass_block, dq, rows_valid, cols_valid,
-                                                             head_dim);
+      add_dq_pass<false, kGrid.row_warps, kGridWarps, Tr::kBlockM>(
+          p, row_group, first_row, pass_col, dq, rows_valid, head_dim, full_dim);
     }
   };
   if constexpr (Tr::kTile.dq_passes <= 2) {

@@ -48,13 +48,19 @@ struct BwdParams {
   TensorParams q, k, v, out, dout, dq, dk, dv;
   const float* lse = nullptr;
   int64_t lse_seq_stride = 0, lse_head_stride = 0, lse_row_stride = 0;
-  float* dq_accum = nullptr;  ///< fp32 [heads][rows][head_dim] workspace (rows = batch*Nq or total)
+  /// fp32 dQ workspace: dq_head_rows rows of head_dim per head, rows = batch*Nq or total_q, laid
+  /// out as dq_layout says (BwdDqLayout).
+  float* dq_accum = nullptr;
   float* dvec = nullptr;      ///< fp32 [heads][rows]: rowsum(dO * O)
   /// fp32 [heads][rows]: LSE * log2(e), +inf where LSE = -inf (a row that saw no key: P = 0).
   /// Written by the preprocess kernel in the layout of dvec, so the main kernel copies both
   /// asynchronously instead of waiting on strided LSE loads.
   float* lse_log2 = nullptr;
-  int64_t accum_rows = 0;     ///< rows of the two workspaces per head
+  int64_t accum_rows = 0;     ///< rows of the workspaces per head
+  /// Rows per head of the dQ workspace: accum_rows, rounded up to whole 8-row groups when tiled.
+  int64_t dq_head_rows = 0;
+  /// How the dQ workspace orders a head's elements (BwdDqLayout).
+  int dq_layout = 0;
   int num_n_blocks = 0;
   bool deterministic = false;
   /// The main kernel's tile variant (tile_config.h's bwd_tile): the host takes the highest one the
@@ -79,5 +85,10 @@ struct BwdParams {
 /// also keep dV and dK apart (groups: the S group accumulates dV, the dP group dK, each group
 /// half of dQ's columns; bwd_key_block_groups).
 enum BwdWarpRoles : int { kRolesShared = 0, kRolesSplitSdp = 1, kRolesGroups = 2 };
+
+/// BwdParams::dq_layout: a head's dQ rows one after the other (rows), or in 8 x 8 tiles (tiles:
+/// dq_layout.h), so that one warp's float2 atomics of an mma tile's 8 rows x 8 columns land on
+/// 256 contiguous bytes, two cache lines, instead of eight 32-byte pieces of eight rows.
+enum BwdDqLayout : int { kDqRows = 0, kDqTiles = 1 };
 
 }  // namespace flashvision::detail::sm80

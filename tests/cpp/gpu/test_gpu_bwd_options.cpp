@@ -10,6 +10,10 @@
 // - FLASHVISION_SM80_BWD_SDP=groups: as split, and the S group accumulates dV, the dP group dK,
 //   each group adds half of dQ's columns (both halves checked through the head dims below their
 //   bucket: D = 104 ends inside the second half).
+// - FLASHVISION_SM80_BWD_DQ_LAYOUT=rows: the dQ workspace in rows (the default is 8 x 8 tiles, what
+//   every other test runs); with warp groups too, whose dQ halves add by column ranges. A wrong
+//   offset in the atomics or the convert kernel breaks dQ; the varlen case starts sequences
+//   inside 8-row groups (390, 391) and its heads are 591 rows (tiled: 592 apart).
 // Every case has several key blocks (so that some start past their first query block), several
 // query blocks with a ragged last one, and grouped heads (each CTA walks two query heads).
 #include <gtest/gtest.h>
@@ -26,6 +30,7 @@ namespace {
 constexpr const char* kStaggerVar = "FLASHVISION_SM80_BWD_STAGGER";
 constexpr const char* kSdpVar = "FLASHVISION_SM80_BWD_SDP";
 constexpr const char* kVariantVar = "FLASHVISION_SM80_BWD_TILE";
+constexpr const char* kDqLayoutVar = "FLASHVISION_SM80_BWD_DQ_LAYOUT";
 
 /// 4 query heads on 2 kv heads.
 AttentionCase group_case(DType dtype, int64_t nq, int64_t nk, int64_t dim) {
@@ -108,6 +113,24 @@ TEST_P(GpuBwdOptions, WarpGroupsWithAStaggerMatchTheReference) {
   check_cases_on_every_tile(target(), dtype());
 }
 
+TEST_P(GpuBwdOptions, DqInRowsMatchesTheReference) {
+  ScopedEnv layout_env(kDqLayoutVar, "rows");
+  check_cases_on_every_tile(target(), dtype());
+}
+
+TEST_P(GpuBwdOptions, DqInRowsWithWarpGroupsMatchesTheReference) {
+  ScopedEnv layout_env(kDqLayoutVar, "rows");
+  ScopedEnv sdp_env(kSdpVar, "groups");
+  check_cases_on_every_tile(target(), dtype());
+}
+
+// Tiles, named: the default, with shared warps (the default at D <= 96 and off Hopper).
+TEST_P(GpuBwdOptions, DqInTilesWithSharedWarpsMatchesTheReference) {
+  ScopedEnv layout_env(kDqLayoutVar, "tiles");
+  ScopedEnv sdp_env(kSdpVar, "shared");
+  check_cases_on_every_tile(target(), dtype());
+}
+
 TEST_P(GpuBwdOptions, BadValuesAreRejectedByName) {
   for (const char* bad : {"0", "-2", "x", "2x", "99999999"}) {
     SCOPED_TRACE(bad);
@@ -117,6 +140,11 @@ TEST_P(GpuBwdOptions, BadValuesAreRejectedByName) {
   for (const char* bad : {"Split", "both", "1"}) {
     SCOPED_TRACE(bad);
     expect_env_value_rejected(target(), group_case(dtype(), 64, 64, 64), kSdpVar, bad,
+                              /*backward=*/true);
+  }
+  for (const char* bad : {"Rows", "tiled", "0"}) {
+    SCOPED_TRACE(bad);
+    expect_env_value_rejected(target(), group_case(dtype(), 64, 64, 64), kDqLayoutVar, bad,
                               /*backward=*/true);
   }
 }
