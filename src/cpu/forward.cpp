@@ -57,6 +57,11 @@ struct TaskIndex {
 
 /// One thread's forward tasks: query rows [q0, q0 + rows) of head `head` of sequence `seq`,
 /// against all of its keys or one part of them.
+///
+/// Under the key split, a part 0 is left pending in the thread's tiles: when the thread's next
+/// task is part 1 of the same block (the usual case: the owner of a stream takes its tasks in
+/// order), that part continues the same online softmax, exactly as an unsplit task, with no copy
+/// or merge. Only when another thread took part 1 (it stole it) do the parts meet in the slots.
 struct ForwardTask {
   const Problem& p;
   const KernelTable& kt;
@@ -65,13 +70,15 @@ struct ForwardTask {
   float* scratch;       // this thread's area
   int64_t key_parts;    // 1, or 2 where the keys are split
   KeyPartSlots* slots;  // the split's partial results, or nullptr
-  // The query rows whose Q^T the q_t tile holds: the two parts of a block run by one thread in
-  // turn pack it once.
-  int64_t packed_seq = -1, packed_head = -1, packed_q0 = -1;
+  bool pending = false;  // a part 0 (pending_at) waits in the tiles for its part 1
+  TaskIndex pending_at{};
 
   float* tile(int64_t offset) const { return scratch + offset; }
 
   void run(const TaskIndex& at) {
+    const bool continues = pending && at.part == 1 && at.query_block == pending_at.query_block;
+    if (pending && !continues) leave_pending();
+    pending = false;
     const int64_t seq = at.seq, head = at.head, q0 = at.q0;
     const SeqBounds b = p.bounds(seq);
     if (!starts_block(q0, b.q_len, t.block_q)) return;
@@ -86,22 +93,16 @@ struct ForwardTask {
     float* row_max = tile(layout.row_max);
     float* row_sum = tile(layout.row_sum);
 
-    // The other part of a block may have left its result before this one starts (when another
-    // thread ran it): nothing to wait for, but this part must merge.
-    const bool other_first = key_parts > 1 && slots->other_done(at.query_block);
-    if (seq != packed_seq || head != packed_head || q0 != packed_q0) {
+    if (!continues) {
       kt.pack_transposed(p.dtype, row_address(p.q, p.dtype, seq, b.q_begin + q0, head),
                          p.q.row_stride, rows, d, p.scale * kLog2e, q_t, ld, lanes);
-      packed_seq = seq;
-      packed_head = head;
-      packed_q0 = q0;
-    }
-    for (int64_t i = 0; i < lanes; ++i) {
-      row_max[i] = -std::numeric_limits<float>::infinity();
-      row_sum[i] = 0.0f;
-    }
-    for (int64_t c = 0; c < d; ++c) {
-      for (int64_t i = 0; i < lanes; ++i) o_t[c * ld + i] = 0.0f;
+      for (int64_t i = 0; i < lanes; ++i) {
+        row_max[i] = -std::numeric_limits<float>::infinity();
+        row_sum[i] = 0.0f;
+      }
+      for (int64_t c = 0; c < d; ++c) {
+        for (int64_t i = 0; i < lanes; ++i) o_t[c * ld + i] = 0.0f;
+      }
     }
 
     // Keys past what the last row may see are hidden from every row of the block.
@@ -135,14 +136,43 @@ struct ForwardTask {
           key_rows_for_gemm(kt, p, p.v, seq, b.k_begin + k0, kv_head, keys, tile(layout.v));
       kt.gemm({d, lanes, keys, v_rows.data, 1, v_rows.pitch, s_t, ld, o_t, ld, true});
     }
-    if (key_parts > 1) {
-      const bool merge =
-          other_first || slots->publish(at.query_block, at.part, o_t, ld, d, lanes, row_max, row_sum);
-      if (!merge) return;
-      slots->merge_other(at.query_block, at.part, o_t, ld, d, lanes, row_max, row_sum,
-                         tile(layout.row_scale), tile(layout.block_max));
+    if (key_parts == 1 || continues) {
+      finish(seq, head, b, q0, rows);
+    } else if (at.part == 0) {
+      pending = true;
+      pending_at = at;
+    } else {
+      leave_part(at);
     }
-    finish(seq, head, b, q0, rows);
+  }
+
+  /// Called once the thread has no task left: leaves a pending part 0.
+  void flush() {
+    if (pending) leave_pending();
+    pending = false;
+  }
+
+ private:
+  void leave_pending() { leave_part(pending_at); }
+
+  /// A part of a split block whose other part another thread runs: merges when that one has left
+  /// its result already (and then writes the block), else leaves this part's in its slot for
+  /// that thread to merge (or merges after all when it arrived meanwhile).
+  void leave_part(const TaskIndex& at) {
+    const SeqBounds b = p.bounds(at.seq);
+    const int64_t rows = block_span(at.q0, b.q_len, t.block_q);
+    const int64_t lanes = pad_lanes(rows);
+    const int64_t ld = t.lane_pitch();
+    float* o_t = tile(layout.o_t);
+    float* row_max = tile(layout.row_max);
+    float* row_sum = tile(layout.row_sum);
+    const bool merge = slots->other_done(at.query_block) ||
+                       slots->publish(at.query_block, at.part, o_t, ld, p.head_dim, lanes, row_max,
+                                      row_sum);
+    if (!merge) return;
+    slots->merge_other(at.query_block, at.part, o_t, ld, p.head_dim, lanes, row_max, row_sum,
+                       tile(layout.row_scale), tile(layout.block_max));
+    finish(at.seq, at.head, b, at.q0, rows);
   }
 
   /// Normalizes O by the row sums, writes it and the log-sum-exp. Rows that saw no key have sum
@@ -218,6 +248,7 @@ void cpu_forward(const Problem& problem) {
       task.run({stream / problem.heads, stream % problem.heads, q_block * t.block_q,
                 stream * q_blocks + q_block, static_cast<int>(block % key_parts)});
     }
+    task.flush();
   }
 }
 

@@ -1,11 +1,13 @@
 // The forward's key split: where a problem has too few (sequence, head, query block) tasks to
 // keep every thread busy to the end of a call (sd15-self-16 at 16 threads: 16 streams of 256
 // query rows, 5 tasks of 48 rows per thread), each query block's keys are cut into two parts run
-// as separate tasks. A part leaves its unnormalized O^T with its per-lane reference max and sum
-// in a slot; whichever part of a block finishes second merges the two (the usual rescale to the
-// larger max) and writes the output and the log-sum-exp. Halving the task length halves the
-// time threads that run at unequal speeds spend waiting at the end of the call, at the cost of
-// a second Q^T pack (skipped when one thread runs both parts in turn) and one copy of O^T.
+// as separate tasks. Halving the task length halves the time threads that run at unequal speeds
+// spend waiting at the end of the call. A thread that runs both parts of a block in turn (the
+// usual case) just goes on with its online softmax (forward.cpp); when the parts run on two
+// threads, each leaves its unnormalized O^T with its per-lane reference max and sum in a slot,
+// and whichever finishes second merges the two (the usual rescale to the larger max) and writes
+// the output and the log-sum-exp: a second Q^T pack, a copy of O^T and a merge, for stolen parts
+// only.
 #pragma once
 
 #include <atomic>
