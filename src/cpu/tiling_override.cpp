@@ -9,6 +9,7 @@ namespace flashvision::detail::cpu {
 namespace {
 
 constexpr const char* kVariable = "FLASHVISION_CPU_FWD_BLOCKS";
+constexpr const char* kSplitVariable = "FLASHVISION_CPU_FWD_KEY_SPLIT";
 
 [[noreturn]] void reject(const std::string& value) {
   throw Error(std::string(kVariable) + " is \"" + value +
@@ -37,6 +38,18 @@ Tiling forward_tiling_override(const Tiling& chosen) {
   const int64_t block_k = parse_block(value.substr(comma + 1), 8);
   if (block_q == 0 || block_k == 0) reject(value);
   return {block_q, block_k};
+}
+
+int forward_key_split_override() {
+  const char* raw = std::getenv(kSplitVariable);
+  if (raw == nullptr || *raw == '\0') return -1;
+  const std::string value(raw);
+  if (value == "auto") return -1;
+  if (value == "0") return 0;
+  if (value == "1") return 1;
+  throw Error(std::string(kSplitVariable) + " is \"" + value +
+              "\", expected \"auto\", \"0\" (never split the keys) or \"1\" (always split them "
+              "in two)");
 }
 
 }  // namespace flashvision::detail::cpu

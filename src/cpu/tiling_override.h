@@ -1,5 +1,6 @@
-// The forward's block sizes as FLASHVISION_CPU_FWD_BLOCKS asks for them: a tuning knob, so that
-// tile sizes can be measured on a CPU without rebuilding.
+// The forward's block sizes as FLASHVISION_CPU_FWD_BLOCKS asks for them, and its key split as
+// FLASHVISION_CPU_FWD_KEY_SPLIT does: tuning knobs, so that tile sizes and the split can be
+// measured on a CPU without rebuilding.
 #pragma once
 
 #include "cpu/tiling.h"
@@ -9,5 +10,10 @@ namespace flashvision::detail::cpu {
 /// `chosen`, or the blocks FLASHVISION_CPU_FWD_BLOCKS="Q,K" sets (query rows a multiple of 16,
 /// keys a multiple of 8, both up to 1024); throws Error naming the variable when it is malformed.
 Tiling forward_tiling_override(const Tiling& chosen);
+
+/// FLASHVISION_CPU_FWD_KEY_SPLIT: -1 when unset, empty or "auto" (the problem decides), 0 for "0"
+/// (never split), 1 for "1" (split every query block's keys in two); throws Error naming the
+/// variable for any other value.
+int forward_key_split_override();
 
 }  // namespace flashvision::detail::cpu
