@@ -331,10 +331,13 @@ int backward_query_stagger(bool deterministic) {
 
 /// Head-dim buckets in which the sm80 backward's warps work as two groups by default on Hopper:
 /// there groups ran the backward 8-12 % faster than shared warps at D = 128 and 256 and 2 % slower
-/// at D = 64 (bench/results/2026-11-29-h200-v8, call 9). sm_80 itself (A100) was not measured and
-/// spills more with groups, so other devices keep shared warps; so does bucket 512 (not measured).
+/// at D = 64 (bench/results/2026-11-29-h200-v8, call 9); with the tiled dQ, fwd+bwd 4-5 % faster
+/// at D = 72 and 80 (DiT-XL/2, ViT-H/14, a long D = 80 case), even at D = 96 and still slower at
+/// D = 40 and 64 (bench/results/2026-11-29-h200-v9, calls 11 and 12). sm_80 itself (A100) was not
+/// measured and spills more with groups, so other devices keep shared warps; so does bucket 512
+/// (not measured).
 constexpr bool groups_by_default(int bucket, int major) {
-  return major >= 9 && bucket > 96 && bucket <= 256;
+  return major >= 9 && bucket > 64 && bucket <= 256;
 }
 
 /// How the sm80 backward's warps share a step (params.h's BwdWarpRoles) for head-dim `bucket` on

@@ -6,7 +6,7 @@
 // - FLASHVISION_SM80_BWD_SDP=split: one warp group computes S^T and writes P^T, the other dP^T and
 //   dS^T from that P^T. A missing wait, a wrong warp tile or mask breaks dK (and dQ) or dV.
 // - FLASHVISION_SM80_BWD_SDP=shared: every warp computes tiles of every GEMM (the default but on
-//   Hopper at head dims 97-256).
+//   Hopper at head dims 65-256).
 // - FLASHVISION_SM80_BWD_SDP=groups: as split, and the S group accumulates dV, the dP group dK,
 //   each group adds half of dQ's columns (both halves checked through the head dims below their
 //   bucket: D = 104 ends inside the second half).
@@ -96,7 +96,7 @@ TEST_P(GpuBwdOptions, SplitSdpWithAStaggerMatchesTheReference) {
   check_cases_on_every_tile(target(), dtype());
 }
 
-// Shared warps, forced: on Hopper the default of head dims 97-256 is groups (cuda_backend.cpp).
+// Shared warps, forced: on Hopper the default of head dims 65-256 is groups (cuda_backend.cpp).
 TEST_P(GpuBwdOptions, SharedWarpsMatchTheReference) {
   ScopedEnv sdp_env(kSdpVar, "shared");
   check_cases_on_every_tile(target(), dtype());
