@@ -19,11 +19,14 @@ mkdir -p "$O/runs"
 T0=$(date +%s)
 elapsed() { echo $(( $(date +%s) - T0 )); }
 for v in main branch; do
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site_$v \
+  rm -rf /tmp/site_fast16_$v  # pip --target does not replace a package already there
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site_fast16_$v \
     "$D"/whl-$v/flashvision-*.whl > "$O/runs/pip-$v.log" 2>&1 || { cat "$O/runs/pip-$v.log"; exit 1; }
 done
-rm -rf /tmp/site_main/flashvision/bench
-cp -r /tmp/site_branch/flashvision/bench /tmp/site_main/flashvision/bench
+rm -rf /tmp/site_fast16_main/flashvision/bench
+cp -r /tmp/site_fast16_branch/flashvision/bench /tmp/site_fast16_main/flashvision/bench
+md5sum /tmp/site_fast16_*/flashvision/_C*.so  # two different libraries
+grep -c round_ms /tmp/site_fast16_main/flashvision/bench/runner.py  # the branch's bench: > 0
 declare -A COMMIT=([main]=2deeb09 [branch]=$(cat "$D/branch-commit.txt"))
 python3 -c "import sys, torch; print('python', sys.version.split()[0], 'torch', torch.__version__)"
 nproc
@@ -31,7 +34,7 @@ nproc
 bench() {  # NAME VERSION TIMEOUT_S ARGS...
   local name=$1 v=$2 limit=$3
   shift 3
-  (cd /tmp && FV_COMMIT=${COMMIT[$v]} PYTHONPATH=/tmp/site_$v timeout -k 5 "$limit" python3 -u \
+  (cd /tmp && FV_COMMIT=${COMMIT[$v]} PYTHONPATH=/tmp/site_fast16_$v timeout -k 5 "$limit" python3 -u \
     -m flashvision.bench --device cpu --impl flashvision --impl torch-cpu-sdpa "$@" \
     --json "$O/runs/$name.json" > "$O/runs/$name.txt" 2>&1)
   echo "== $name rc=$? at $(elapsed) s"
@@ -41,7 +44,7 @@ bench() {  # NAME VERSION TIMEOUT_S ARGS...
 echo "## 1. fixed cost per call, 16 threads"
 for v in main branch; do
   echo "== overhead $v"
-  (cd /tmp && PYTHONPATH=/tmp/site_$v timeout -k 5 90 python3 "$D/cpu_overhead.py" 16) \
+  (cd /tmp && PYTHONPATH=/tmp/site_fast16_$v timeout -k 5 90 python3 "$D/cpu_overhead.py" 16) \
     2>&1 | tee "$O/runs/overhead-$v.txt"
 done
 
@@ -67,7 +70,7 @@ for r in 1 2; do
 done
 
 echo "## summary (speedup = median over rounds of torch/flashvision in the same round)"
-(cd /tmp && PYTHONPATH=/tmp/site_branch python3 "$D/summarize.py" "$O"/runs/*.json) \
+(cd /tmp && PYTHONPATH=/tmp/site_fast16_branch python3 "$D/summarize.py" "$O"/runs/*.json) \
   | tee "$O/summary.txt"
 tar czf "$O/all.tgz" -C "$O" runs && rm -rf "$O/runs"
 echo "done at $(elapsed) s"
