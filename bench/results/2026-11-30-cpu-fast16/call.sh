@@ -5,6 +5,9 @@
 # Wheels (CPU-only, cp312): whl-main = main at 2deeb09, whl-branch = wip/cpu-fast16. main's library
 # is timed by the branch's bench (its flashvision/bench copied over main's), so both sides are timed
 # alike: interleaved rounds (--rounds), speedup = median of the rounds' ratios.
+#   0. the branch's library from C++ (bin/: cpu_fwd_phases, cpu_fwd_time of
+#      bench/results/2026-11-29-cpu-small, linked statically at d84f5da): phases of one
+#      sd15-self-16 head at one thread, whole calls at 16 and 1 threads;
 #   1. fixed cost per call at 16 threads (cpu_overhead.py), main then branch;
 #   2. sd15-self-16, main / branch alternated 3x (--rounds 10, --budget 2);
 #   3. sd15-self-16 with the branch: --rounds 1 (the old block timing) / --rounds 5 alternated 3x:
@@ -40,6 +43,14 @@ bench() {  # NAME VERSION TIMEOUT_S ARGS...
   echo "== $name rc=$? at $(elapsed) s"
   grep -E "^(sd15|vit|sdxl|dit)" "$O/runs/$name.txt" | grep flashvision | cut -c1-18,44-64,84-140
 }
+
+echo "## 0. the branch's library from C++ (bin/, static): one sd15-self-16 head at one thread by"
+echo "##    phase (the 'in place' column is the library's forward), and whole calls"
+chmod +x "$D"/bin/*
+"$D/bin/cpu_fwd_phases" --rounds 50 256,160,48,128 256,160,96,128 2>&1 | tee "$O/runs/phases.txt"
+"$D/bin/cpu_fwd_time" --threads 16 --seconds 1 1,1,16,16 1,16,16,16 1,16,48,16 2,8,256,160 \
+  2,8,1024,80 2>&1 | tee "$O/runs/fwd-time-t16.txt"
+"$D/bin/cpu_fwd_time" --threads 1 --seconds 2 2,8,256,160 2>&1 | tee "$O/runs/fwd-time-t1.txt"
 
 echo "## 1. fixed cost per call, 16 threads"
 for v in main branch; do
