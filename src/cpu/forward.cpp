@@ -241,10 +241,8 @@ void cpu_forward(const Problem& problem) {
     ForwardTask task{problem, kt, t, layout,
                      scratch + omp_get_thread_num() * layout.plan.size(), key_parts, slots.get()};
     StreamBlocks::Walk walk(queue, omp_get_thread_num(), threads);
-    // Under the causal mask the last query blocks cost most: hand them out first.
     for (int64_t stream = 0, block = 0; walk.next(stream, block);) {
-      const int64_t in_stream = block / key_parts;
-      const int64_t q_block = problem.causal ? q_blocks - 1 - in_stream : in_stream;
+      const int64_t q_block = query_block_at(block / key_parts, q_blocks);
       task.run({stream / problem.heads, stream % problem.heads, q_block * t.block_q,
                 stream * q_blocks + q_block, static_cast<int>(block % key_parts)});
     }

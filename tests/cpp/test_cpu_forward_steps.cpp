@@ -1,12 +1,16 @@
 // CPU forward steps that depend on the operands: the GEMMs read fp32 K and V rows where they lie
 // when the row stride allows it (src/cpu/work.h, reads_rows_in_place) and from a packed copy
 // otherwise, and the S GEMM takes each unmasked key block's max as it stores S^T. Both must agree
-// with the float64 reference in every combination, including key blocks whose max jumps.
+// with the float64 reference in every combination, including key blocks whose max jumps. The
+// query blocks of a stream run last block first (src/cpu/schedule.h, query_block_at), the block
+// that holds a merged remainder among them.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 
 #include "attention_check.h"
+#include "scoped_env.h"
 
 namespace flashvision::testing {
 namespace {
@@ -63,6 +67,35 @@ TEST(CpuForwardBlockMax, LaterKeysWithLargerScoresMatchReference) {
       // Scores this large carry float32 rounding of order 1e-4 into P (as in Numerics.HugeScores).
       options.tolerance = Tolerance{1e-4, 2e-3};
       check_forward(cpu_target(), c, options);
+    }
+  }
+}
+
+TEST(CpuForwardBlockOrder, LastBlockFirstCoversEveryRow) {
+  // 48-row query blocks: 256 rows are 4 x 48 + 64 (the remainder merged into the last block, which
+  // runs first), 71 rows one block of 71, 140 rows 48 + 92 (two grid slots past the last block
+  // start none), 47 rows fewer than a block. Threads that outnumber a stream's blocks take blocks
+  // of the same stream; with the key split their parts too. A block skipped or run twice leaves
+  // poisoned or wrong rows.
+  ScopedEnv blocks("FLASHVISION_CPU_FWD_BLOCKS", "48,64");
+  for (const char* split : {"0", "1"}) {
+    ScopedEnv env("FLASHVISION_CPU_FWD_KEY_SPLIT", split);
+    for (const int64_t rows : {256, 71, 140, 47}) {
+      for (const int threads : {1, 4, 16}) {
+        for (const bool causal : {false, true}) {
+          SCOPED_TRACE(std::string("split=") + split + " rows=" + std::to_string(rows) +
+                       " threads=" + std::to_string(threads) + (causal ? " causal" : ""));
+          AttentionCase c = three_key_blocks(Layout::torch, 160, 0);
+          c.batch = 1;
+          c.heads = 2;
+          c.heads_kv = 2;
+          c.seqlen_q = rows;
+          c.seqlen_k = causal ? rows : 200;
+          c.causal = causal;
+          c.num_threads = threads;
+          check_forward(cpu_target(), c);
+        }
+      }
     }
   }
 }

@@ -14,7 +14,7 @@ from . import impls as impl_lib
 from .progress import Progress
 from .records import make_meta, speedup, table_header, table_row, write_json
 from .runner import Settings, run_case
-from .timing import timer_name
+from .timing import CPU_ROUNDS, timer_name
 
 EPILOG = """examples:
   python -m flashvision.bench --case all --backward --budget 0.1 --json gpu.json --plots plots/
@@ -45,6 +45,16 @@ def _int_list(text):
     return values
 
 
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
 def _shape(text):
     values = _int_list(text) if text else []
     if len(values) != 5:
@@ -72,6 +82,10 @@ def build_parser():
     add("--backward", action="store_true", help="also time forward+backward (autograd)")
     add("--budget", type=_positive_float, default=0.2, metavar="SECONDS",
         help="time spent repeating each measurement (default 0.2)")
+    add("--rounds", type=_positive_int, metavar="R",
+        help=f"cpu: time each case's implementations in R interleaved rounds, each round a "
+             f"1/R share of the budget per implementation; ratios are medians over the rounds "
+             f"(default {CPU_ROUNDS}; 1 times each implementation's repeats in one block)")
     add("--json", metavar="FILE", help="write the results JSON (BENCH.md format)")
     add("--plots", metavar="DIR", help="write PNG plots; also runs the resolution sweep")
     add("--resolution-sweep", action="store_true",
@@ -107,6 +121,11 @@ def _check(parser, args):
                          f"{', '.join(case_lib.CASES)}")
     if args.resolution_sweep and (args.case or args.shape):
         parser.error("--resolution-sweep runs the sweep alone; drop --case and --shape")
+    if args.rounds is not None and args.device != "cpu":
+        parser.error(f"--rounds {args.rounds}: only CPU runs are timed in rounds (GPU timings "
+                     "are one block per implementation); drop it or use --device cpu")
+    if args.rounds is None:
+        args.rounds = CPU_ROUNDS if args.device == "cpu" else 1
     if args.naive_cap_gb is None:
         args.naive_cap_gb = 16.0 if args.device == "cuda" else 4.0
     if args.seed is None:
@@ -172,12 +191,15 @@ def main(argv=None):
     main_cases, sweep = selected_cases(args), sweep_cases(args)
     sweep_impls = ["flashvision", "naive"]
     threads = _set_threads(args.device)
-    settings = Settings(args.device, args.dtype, args.budget, int(args.naive_cap_gb * 2**30))
+    settings = Settings(args.device, args.dtype, args.budget, int(args.naive_cap_gb * 2**30),
+                        args.rounds)
     command = f"{os.path.basename(sys.executable)} -m flashvision.bench {shlex.join(argv)}"
-    meta = make_meta(args.device, command, args.seed, threads, timer_name(args.device))
+    meta = make_meta(args.device, command, args.seed, threads, timer_name(args.device),
+                     args.rounds)
     where = meta["gpu"] or meta["devices"][0]
+    rounds = f", {args.rounds} interleaved rounds" if args.rounds > 1 else ""
     print(f"flashvision.bench: {args.device} ({where}, {threads} threads), {args.dtype}, "
-          f"timer {meta['timer']}, seed {args.seed}",
+          f"timer {meta['timer']}{rounds}, seed {args.seed}",
           flush=True)
 
     jobs = [(c, impls, _passes(c, args.backward)) for c in main_cases]

@@ -35,8 +35,9 @@ def _driver():
     return line.splitlines()[0].strip() if line else None
 
 
-def make_meta(device, command, seed, threads, timer):
-    """The "meta" object: where, when and with what the figures were measured."""
+def make_meta(device, command, seed, threads, timer, rounds=1):
+    """The "meta" object: where, when and with what the figures were measured; rounds: how many
+    interleaved rounds timed each case's implementations (1: one block each)."""
     import flashvision
 
     cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
@@ -54,6 +55,7 @@ def make_meta(device, command, seed, threads, timer):
         "devices": flashvision.describe_devices(),
         "threads": threads,
         "timer": timer,
+        "rounds": rounds,
         "seed": seed,
         "python": platform.python_version(),
     }
@@ -75,13 +77,25 @@ def best_peer(records, case, pass_):
     return min(peers, key=lambda r: r["ms"], default=None)
 
 
+def _median(values):
+    values = sorted(values)
+    return values[len(values) // 2]
+
+
 def speedup(records, case, pass_):
-    """(best peer ms / flashvision ms, peer impl) for (case, pass), or None if either is n/a."""
+    """(best peer ms / flashvision ms, peer impl) for (case, pass), or None if either is n/a.
+
+    Where both were timed in the same interleaved rounds (round_ms, CPU runs), the ratio is the
+    median over the rounds of each round's ratio: a drift of the machine's speed between rounds
+    then cancels in each ratio instead of entering it."""
     fv = [r for r in records if r["case"] == case and r["pass"] == pass_
           and r["impl"] == FV_IMPL and r.get("ms")]
     peer = best_peer(records, case, pass_)
     if not fv or peer is None:
         return None
+    fv_rounds, peer_rounds = fv[0].get("round_ms"), peer.get("round_ms")
+    if fv_rounds and peer_rounds and len(fv_rounds) == len(peer_rounds):
+        return _median([p / f for p, f in zip(peer_rounds, fv_rounds)]), peer["impl"]
     return peer["ms"] / fv[0]["ms"], peer["impl"]
 
 

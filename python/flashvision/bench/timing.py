@@ -1,5 +1,9 @@
 """Median wall time of a callable: CUDA events (or triton's do_bench) on a GPU, perf_counter on
-the CPU. The callable rotates among input sets itself."""
+the CPU. The callable rotates among input sets itself.
+
+On the CPU the implementations of one case are timed in interleaved rounds (interleaved_cpu_ms):
+a shared machine's speed drifts by 10-15 % over seconds, and timing every repeat of one
+implementation before any of the next puts that drift into their ratio."""
 
 import functools
 import time
@@ -9,6 +13,7 @@ import torch
 MIN_REPEATS = 3
 MAX_REPEATS = 200
 WARMUP_CALLS = 2
+CPU_ROUNDS = 5  # interleaved rounds per CPU measurement (--rounds)
 
 
 def _median(values):
@@ -16,18 +21,50 @@ def _median(values):
     return values[len(values) // 2]
 
 
-def cpu_ms(fn, budget_s):
-    """Median ms of fn() on the CPU, after warm-up, repeating until the budget is spent."""
-    for _ in range(WARMUP_CALLS):
-        fn()
+def _cpu_times(fn, budget_s, min_repeats, max_repeats):
+    """The ms of each timed call of fn(): at least min_repeats, then until budget_s has passed or
+    max_repeats were timed."""
     times = []
     start = time.perf_counter()
-    while len(times) < MAX_REPEATS and (len(times) < MIN_REPEATS
+    while len(times) < max_repeats and (len(times) < min_repeats
                                         or time.perf_counter() - start < budget_s):
         t0 = time.perf_counter()
         fn()
         times.append((time.perf_counter() - t0) * 1e3)
-    return _median(times)
+    return times
+
+
+def cpu_ms(fn, budget_s):
+    """Median ms of fn() on the CPU, after warm-up, repeating until the budget is spent."""
+    for _ in range(WARMUP_CALLS):
+        fn()
+    return _median(_cpu_times(fn, budget_s, MIN_REPEATS, MAX_REPEATS))
+
+
+def interleaved_cpu_ms(fns, budget_s, rounds):
+    """Per callable of `fns`, its timed calls' ms grouped by round: [[round 0 ms...], ...].
+
+    Each round times every callable in turn, each for budget_s / rounds seconds after one
+    untimed call (what another callable left in the caches is not its cost), in forward order
+    in even rounds and backward in odd ones, so that neither goes first every time. In total
+    each callable gets the budget and the repeat cap of cpu_ms, and at least one timed call per
+    round (MIN_REPEATS when rounds is 1, which is cpu_ms's timing)."""
+    per_round = []
+    min_repeats = max(1, -(-MIN_REPEATS // rounds))
+    max_repeats = max(min_repeats, MAX_REPEATS // rounds)
+    for _ in fns:
+        per_round.append([])
+    for r in range(rounds):
+        order = range(len(fns)) if r % 2 == 0 else range(len(fns) - 1, -1, -1)
+        for i in order:
+            fns[i]()
+            per_round[i].append(_cpu_times(fns[i], budget_s / rounds, min_repeats, max_repeats))
+    return per_round
+
+
+def median_of(values):
+    """The median of `values` (the upper one of an even count, as every figure here)."""
+    return _median(values)
 
 
 def cuda_event_ms(fn, budget_s):
