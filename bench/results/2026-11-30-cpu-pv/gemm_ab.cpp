@@ -4,8 +4,10 @@
 // N, D] rows D floats apart) where the forward reads them so, else from packed copies. The two
 // run in turn, round after round; prints the fastest round of each in us and GFLOP/s.
 //
-//   g++ -std=c++20 -O3 -mavx2 -mfma -mf16c -I include -I src -DOLD_GEMM_BODY='"old.h"'
-//       gemm_ab.cpp -o gemm_ab   (plus -mavx512f -mavx512bw -mavx512vl -mavx512dq -DUSE_AVX512)
+//   git show a4417fd:src/cpu/gemm_body.h > /tmp/old.h
+//   g++ -std=c++20 -O3 -mavx2 -mfma -mf16c -I include -I src -DOLD_GEMM_BODY='"/tmp/old.h"'
+//       gemm_ab.cpp -o gemm_ab   (devbin's gemm_ab512: plus -mavx512f -mavx512bw -mavx512vl
+//       -mavx512dq -Wno-maybe-uninitialized -DUSE_AVX512 -static)
 //   gemm_ab [--rounds R] [--peak] N,D,lanes,block_k[,offset] ...
 // offset: floats by which the Q^T, S^T and O^T tiles start past a 64-byte boundary (the library's
 // are aligned; 4 is where a std::vector's data starts, as in 2026-11-29-xeon16-cpu-v4's
