@@ -70,19 +70,7 @@ constexpr int64_t working_set_floats(Pass pass, int64_t head_dim, const Tiling& 
   return 0;
 }
 
-/// Whether the forward's GEMM panels at `block_k` keys fit a 48 KiB L1 (Intel's since Ice Lake):
-/// the S GEMM keeps a head_dim x 48-lane panel of Q^T in L1 while it writes the block_k x 48 panel
-/// of S^T, and the PV GEMM reads that panel back for every row tile of the head_dim x 48 panel of
-/// O^T, so (head_dim + block_k) rows of 192 bytes (one AVX-512 panel) stay in use, next to the K
-/// or V rows streaming past. At D = 160 and 128 keys that is 54 KiB; on the Xeon 64-key blocks ran
-/// sd15-self-16 16-37 % faster than 128-key ones at 192 and 384 query rows (session 6, call 5).
-constexpr bool forward_panels_fit_l1(int64_t head_dim, int64_t block_k) {
-  constexpr int64_t kPanelRowsInL1 = 256;  // 48 KiB of 192-byte rows
-  return head_dim + block_k <= kPanelRowsInL1;
-}
-
-/// Among the sizes whose working set fits the L2 budget (and, for the forward, whose panels fit
-/// L1 where a 64-key block does): the largest block along the pass's task
+/// Among the sizes whose working set fits the L2 budget: the largest block along the pass's task
 /// dimension (block_q, or block_k for dk_dv), then the larger other block; the smallest tiles when
 /// none fits (head_dim near 512).
 inline Tiling largest_fitting_tiling(Pass pass, int64_t head_dim) {
@@ -100,7 +88,6 @@ inline Tiling largest_fitting_tiling(Pass pass, int64_t head_dim) {
   for (const int64_t major : by_keys ? kKeyBlocks : kQueryBlocks) {
     for (const int64_t minor : by_keys ? kMinorQueryBlocks : kMinorKeyBlocks) {
       const Tiling t = by_keys ? Tiling{minor, major} : Tiling{major, minor};
-      if (pass == Pass::forward && minor > 64 && !forward_panels_fit_l1(head_dim, minor)) continue;
       if (working_set_floats(pass, head_dim, t) <= kL2BudgetFloats) return t;
     }
   }
