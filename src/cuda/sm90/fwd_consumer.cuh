@@ -1,8 +1,11 @@
 // A consumer warpgroup of the sm90 forward: 64 query rows of each tile against the key blocks of
 // the ring. Within a warpgroup the softmax of block j overlaps the GEMMs that follow it: S' = Q K
 // of block j+1 and O += P V of block j are issued together, S' is waited for first, and its
-// softmax runs while P V is still on the tensor cores. Between the warpgroups a round of named
-// barriers lets only one issue GEMMs at a time, so one's softmax hides behind the others' GEMMs.
+// softmax runs while P V is still on the tensor cores. On tiles of two warpgroups O's rescale by
+// the softmax's correction runs between the two issues, while S' is on the tensor cores, so that
+// only the conversion of P lies between the end of P V and the next issue (kRescaleDuringQk).
+// Between the warpgroups a round of named barriers lets only one issue GEMMs at a time, so one's
+// softmax hides behind the others' GEMMs.
 #pragma once
 
 #include <cmath>
@@ -161,6 +164,12 @@ struct Consumer {
       wgmma_fence();
       gemm_qk<T, kHeadDim, kBlockM, kBlockN>(s_flat(), q_rows, smem.k(next_stage));
       wgmma_commit();
+      if constexpr (Tr::kRescaleDuringQk) {
+        // The previous block's correction (the first block's leaves O at zero either way).
+        OnlineSoftmax<1>::rescale(acc_o, correction);
+        fence_registers(o_flat());
+        wgmma_fence();  // P V reads the rescaled accumulators
+      }
       gemm_pv<T, kHeadDim, kBlockM, kBlockN>(o_flat(), p_frag[0], smem.v(stage));
       wgmma_commit();
       turns.pass_turn();
@@ -172,7 +181,7 @@ struct Consumer {
       wgmma_wait<0>();
       fence_registers(o_flat());
       release(smem.v_empty(stage));
-      OnlineSoftmax<1>::rescale(acc_o, correction);
+      if constexpr (!Tr::kRescaleDuringQk) OnlineSoftmax<1>::rescale(acc_o, correction);
       acc_to_a_frags<T>(p_frag, acc_s);
       ring = next;
       stage = next_stage;
@@ -180,6 +189,7 @@ struct Consumer {
 
     // Epilogue GEMM: P V of the last block.
     mbarrier_wait(smem.v_full(stage), ring.parity());
+    if constexpr (Tr::kRescaleDuringQk) OnlineSoftmax<1>::rescale(acc_o, correction);
     turns.wait_turn();
     fence_registers(o_flat());
     wgmma_fence();
