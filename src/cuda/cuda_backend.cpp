@@ -277,6 +277,29 @@ int forward_tile_variant(int bucket, int device_index) {
   return std::min(best, tile_variant_cap("FLASHVISION_SM80_FWD_TILE", sm80::kFwdTileVariants));
 }
 
+/// The forward's K/V mode (params.h's FwdKvMode): FLASHVISION_SM80_FWD_KV ("padded", "swizzled",
+/// "lines" or "lines-early") when set, else padded. The swizzled modes apply where the tile
+/// variant has them (tile_config.h's fwd_kv_swizzle_fits: bucket 256); elsewhere K and V stay
+/// padded.
+int forward_kv_mode(int bucket, int tile_variant) {
+  constexpr const char* kName = "FLASHVISION_SM80_FWD_KV";
+  const char* value = std::getenv(kName);
+  if (value == nullptr || *value == '\0') return sm80::kKvPadded;
+  const std::string text(value);
+  int mode = sm80::kKvPadded;
+  if (text == "swizzled") {
+    mode = sm80::kKvSwizzled;
+  } else if (text == "lines") {
+    mode = sm80::kKvSwizzledLines;
+  } else if (text == "lines-early") {
+    mode = sm80::kKvSwizzledLinesEarlyK;
+  } else if (text != "padded") {
+    throw Error(std::string(kName) + " is \"" + text +
+                "\", expected padded, swizzled, lines or lines-early");
+  }
+  return sm80::fwd_kv_swizzle_fits(bucket, tile_variant) ? mode : sm80::kKvPadded;
+}
+
 }  // namespace
 
 void cuda_forward(const Problem& p) {
@@ -285,6 +308,7 @@ void cuda_forward(const Problem& p) {
   sm80::FwdParams params;
   set_common_params(params, p);
   params.tile_variant = forward_tile_variant(bucket, p.device_index);
+  params.kv_mode = forward_kv_mode(bucket, params.tile_variant);
   params.num_m_blocks =
       static_cast<int>(ceil_div(p.seqlen_q, sm80::fwd_tile(bucket, params.tile_variant).block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
