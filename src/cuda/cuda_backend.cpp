@@ -277,25 +277,20 @@ int forward_tile_variant(int bucket, int device_index) {
   return std::min(best, tile_variant_cap("FLASHVISION_SM80_FWD_TILE", sm80::kFwdTileVariants));
 }
 
-/// The forward's K/V mode (params.h's FwdKvMode): FLASHVISION_SM80_FWD_KV ("padded", "swizzled",
-/// "lines" or "lines-early") when set, else padded. The swizzled modes apply where the tile
-/// variant has them (tile_config.h's fwd_kv_swizzle_fits: bucket 256); elsewhere K and V stay
-/// padded.
+/// The forward's K/V layout (params.h's FwdKvMode): swizzled where the tile variant has it
+/// (tile_config.h's fwd_kv_swizzle_fits: bucket 256), else padded; FLASHVISION_SM80_FWD_KV
+/// ("padded" or "swizzled") overrides where both exist.
 int forward_kv_mode(int bucket, int tile_variant) {
   constexpr const char* kName = "FLASHVISION_SM80_FWD_KV";
   const char* value = std::getenv(kName);
-  if (value == nullptr || *value == '\0') return sm80::kKvPadded;
-  const std::string text(value);
-  int mode = sm80::kKvPadded;
-  if (text == "swizzled") {
-    mode = sm80::kKvSwizzled;
-  } else if (text == "lines") {
-    mode = sm80::kKvSwizzledLines;
-  } else if (text == "lines-early") {
-    mode = sm80::kKvSwizzledLinesEarlyK;
-  } else if (text != "padded") {
-    throw Error(std::string(kName) + " is \"" + text +
-                "\", expected padded, swizzled, lines or lines-early");
+  int mode = sm80::kKvSwizzled;
+  if (value != nullptr && *value != '\0') {
+    const std::string text(value);
+    if (text == "padded") {
+      mode = sm80::kKvPadded;
+    } else if (text != "swizzled") {
+      throw Error(std::string(kName) + " is \"" + text + "\", expected padded or swizzled");
+    }
   }
   return sm80::fwd_kv_swizzle_fits(bucket, tile_variant) ? mode : sm80::kKvPadded;
 }

@@ -75,12 +75,6 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool 
                "r"(src_bytes));
 }
 
-/// 16-byte global->shared copy that bypasses L1, of a chunk known to be in range: no src-size
-/// operand, so no predicate and no fallback address.
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
-}
-
 /// 4-byte global->shared copy through L1 (cp.async takes 4 bytes only with .ca); zero-fill and
 /// `src` as in cp_async_16.
 __device__ __forceinline__ void cp_async_4(uint32_t dst, const void* src, bool valid) {

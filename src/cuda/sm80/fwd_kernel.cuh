@@ -1,13 +1,12 @@
 // sm80 forward kernel (FlashAttention-2 class): one CTA per (query block, head, sequence); each warp
 // owns kMTiles*16 query rows; S = Q K^T and O += P V on mma.sync with P kept in registers; K and V
 // stream through shared memory with cp.async so that loading V overlaps S and loading the next K
-// overlaps P V.
+// overlaps P V. At D = 256 K and V lie unpadded and XOR-swizzled (params.h's FwdKvMode).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cmath>
-#include <type_traits>
 
 #include "cuda/common/cuda_check.h"
 #include "cuda/common/dtype_map.cuh"
@@ -81,10 +80,7 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
     const T* k_seq = operand_at<const T>(p.k, seq, r.k_begin, head_kv);
     const T* v_seq = operand_at<const T>(p.v, seq, r.k_begin, head_kv);
     const int64_t k_rs = p.k.row_stride, v_rs = p.v.row_stride;
-    using KvStream =
-        std::conditional_t<kKvMode == kKvSwizzledLines || kKvMode == kKvSwizzledLinesEarlyK,
-                           LineTileStream<T, kBlockN, kHeadDim, Tr::kThreads>,
-                           TileStream<T, kBlockN, kHeadDim, Tr::kThreads, Tr::kKvSwizzled>>;
+    using KvStream = TileStream<T, kBlockN, kHeadDim, Tr::kThreads, Tr::kKvSwizzled>;
     const uint32_t k_base = ptx::smem_addr(k_smem), v_base = ptx::smem_addr(v_smem);
     TileStream<T, kBlockM, kHeadDim, Tr::kThreads>::load(ptx::smem_addr(q_smem), q_tile,
                                                           p.q.row_stride, rows_valid, s.head_dim,
@@ -101,20 +97,6 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
       KvStream::load(v_base, v_seq + n0 * v_rs, v_rs, r.k_len - n0, s.head_dim, p.v.data);
       ptx::cp_async_commit();
 
-      // Waits for V[n], and for every warp to be done with K[n] (that is, past S = Q K^T), then
-      // queues K[n-1] into K[n]'s buffer.
-      auto queue_next_k = [&] {
-        ptx::cp_async_wait<0>();
-        __syncthreads();
-        if (n_block > 0) {
-          const int next = n0 - kBlockN;
-          KvStream::load(k_base, k_seq + next * k_rs, k_rs, r.k_len - next, s.head_dim,
-                         p.k.data);
-          ptx::cp_async_commit();
-        }
-      };
-      constexpr bool kEarlyK = kKvMode == kKvSwizzledLinesEarlyK;
-
       float acc_s[kMTiles][kBlockN / 8][4];
       clear(acc_s);
       if constexpr (Tr::kKvSwizzled) {
@@ -124,7 +106,6 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
         warp_gemm_ss<T, kMTiles, kBlockN / 8, kHeadDim, false, false>(acc_s, q_warp, kLd, k_base,
                                                                       kLd, lane);
       }
-      if constexpr (kEarlyK) queue_next_k();
       const bool needs_mask =
           n0 + kBlockN > r.k_len || (s.causal && n0 + kBlockN - 1 > m0 + r.k_len - r.q_len);
       if (needs_mask) {
@@ -134,7 +115,13 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
       uint32_t p_frag[kMTiles][kBlockN / 16][4];
       acc_to_a_frags<T>(p_frag, acc_s);
 
-      if constexpr (!kEarlyK) queue_next_k();
+      ptx::cp_async_wait<0>();
+      __syncthreads();  // V[n] has landed and every warp is done with K[n]
+      if (n_block > 0) {
+        const int next = n0 - kBlockN;
+        KvStream::load(k_base, k_seq + next * k_rs, k_rs, r.k_len - next, s.head_dim, p.k.data);
+        ptx::cp_async_commit();
+      }
       if constexpr (Tr::kKvSwizzled) {
         warp_gemm_rs_swizzled_b<T, kMTiles, kDTiles, kBlockN, true, Tr::kKvLd>(acc_o, p_frag,
                                                                               v_base, lane);
@@ -211,12 +198,6 @@ void launch_fwd_in_layout(const FwdParams& params, cudaStream_t stream) {
   if constexpr (fwd_kv_swizzle_fits(kHeadDim, kVariant)) {
     if (params.kv_mode == kKvSwizzled) {
       return launch_fwd<T, kHeadDim, kVariant, kKvSwizzled>(params, stream);
-    }
-    if (params.kv_mode == kKvSwizzledLines) {
-      return launch_fwd<T, kHeadDim, kVariant, kKvSwizzledLines>(params, stream);
-    }
-    if (params.kv_mode == kKvSwizzledLinesEarlyK) {
-      return launch_fwd<T, kHeadDim, kVariant, kKvSwizzledLinesEarlyK>(params, stream);
     }
   }
   launch_fwd<T, kHeadDim, kVariant, kKvPadded>(params, stream);

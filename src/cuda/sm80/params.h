@@ -45,25 +45,14 @@ struct FwdParams {
   int kv_mode = 0;
 };
 
-/// Shared-memory layout, loader and copy schedule of the forward's K and V tiles
-/// (fwd_kv_stream.cuh, fwd_kernel.cuh):
-/// - kKvPadded: rows padded by 16 bytes; thread t copies chunk t % (D / 8) of every
-///   (threads / (D / 8))-th row, each copy under a predicate with a selected fallback address;
-/// - kKvSwizzled: rows unpadded with XOR-swizzled 16-byte chunks (warp_gemm_swizzled.cuh), the
-///   same loader, so every 8-thread group writes one aligned 128-byte line;
-/// - kKvSwizzledLines: the swizzled rows copied line by line: 8 threads per 128-byte line, each
-///   thread the same chunk of each of a row's D / 64 lines from one row pointer with immediate
-///   offsets, unpredicated where the tile is full (as FA2 copies);
-/// - kKvSwizzledLinesEarlyK: as kKvSwizzledLines, and the next K tile is queued right after
-///   S = Q K^T instead of after the softmax (FA2's order): its copies then drain while the softmax
-///   runs instead of right before the P V ldmatrix loads queue behind them.
-/// The first three queue the next K tile after the softmax, right before P V.
-enum FwdKvMode : int {
-  kKvPadded = 0,
-  kKvSwizzled = 1,
-  kKvSwizzledLines = 2,
-  kKvSwizzledLinesEarlyK = 3
-};
+/// Shared-memory layout of the forward's K and V tiles (fwd_kv_stream.cuh, fwd_kernel.cuh):
+/// - kKvPadded: rows padded by 16 bytes, so that ldmatrix's eight row addresses fall in eight
+///   bank groups; but then 7 of 8 rows start off a 128-byte line and each 8-thread group's
+///   cp.async write spans two lines (Nsight Compute: 2.1x the ideal shared-memory wavefronts for
+///   the K/V copies at D = 256 on the H200);
+/// - kKvSwizzled: rows unpadded with XOR-swizzled 16-byte chunks (warp_gemm_swizzled.cuh): the
+///   same bank groups for ldmatrix, and every 8-thread copy group writes one aligned line.
+enum FwdKvMode : int { kKvPadded = 0, kKvSwizzled = 1 };
 
 /// Backward parameters (all three kernels).
 struct BwdParams {

@@ -2,7 +2,7 @@
 // needed), and every variant on the GPU at hand. An H100/H200 takes the 64-row tile of two CTAs
 // per SM at D = 256, an A100 the 128-row one; both take 128-key blocks at D = 64.
 // FLASHVISION_SM80_FWD_TILE caps the choice, so one GPU runs every variant; FLASHVISION_SM80_FWD_KV
-// picks the K/V layout and loader (params.h's FwdKvMode) where the variant has them.
+// picks the K/V layout (params.h's FwdKvMode) where the variant has both.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -91,12 +91,11 @@ TEST_P(GpuFwdTileVariants, EveryVariantMatchesTheReference) {
 }
 
 TEST_P(GpuFwdTileVariants, EveryKvModeMatchesTheReference) {
-  // Each mode in both tile variants of bucket 256: full and partial key tiles (keys 1, 63 and 129
-  // leave 1, 63 and 1 rows of the last 64-key tile; the line loader has a predicated path for
-  // them), head dims below the bucket (zero-filled columns; a non-zero one would leak into P V),
+  // Each layout in both tile variants of bucket 256: full and partial key tiles (keys 1, 63 and
+  // 129 leave 1, 63 and 1 rows of the last 64-key tile), head dims below the bucket (zero-filled columns; a non-zero one would leak into P V),
   // a partial query tile, GQA, causal with rows that see no key, varlen. The modes fall back to
   // padded K and V elsewhere, which D = 64 checks.
-  for (const char* mode : {"padded", "swizzled", "lines", "lines-early"}) {
+  for (const char* mode : {"padded", "swizzled"}) {
     for (const char* variant : {"0", "1"}) {
       ScopedEnv kv_env(kKvVar, mode);
       ScopedEnv tile_env(kVariantVar, variant);
@@ -123,7 +122,7 @@ TEST_P(GpuFwdTileVariants, EveryKvModeMatchesTheReference) {
 }
 
 TEST_P(GpuFwdTileVariants, ABadKvModeIsRejectedByName) {
-  expect_env_value_rejected(target(), dense_case(dtype(), 64, 64, 256), kKvVar, "lines-late");
+  expect_env_value_rejected(target(), dense_case(dtype(), 64, 64, 256), kKvVar, "lines");
 }
 
 TEST_P(GpuFwdTileVariants, ABadVariantIsRejectedByName) {
