@@ -277,6 +277,24 @@ int forward_tile_variant(int bucket, int device_index) {
   return std::min(best, tile_variant_cap("FLASHVISION_SM80_FWD_TILE", sm80::kFwdTileVariants));
 }
 
+/// The forward's K/V layout (params.h's FwdKvMode): swizzled where the tile variant has it
+/// (tile_config.h's fwd_kv_swizzle_fits: bucket 256), else padded; FLASHVISION_SM80_FWD_KV
+/// ("padded" or "swizzled") overrides where both exist.
+int forward_kv_mode(int bucket, int tile_variant) {
+  constexpr const char* kName = "FLASHVISION_SM80_FWD_KV";
+  const char* value = std::getenv(kName);
+  int mode = sm80::kKvSwizzled;
+  if (value != nullptr && *value != '\0') {
+    const std::string text(value);
+    if (text == "padded") {
+      mode = sm80::kKvPadded;
+    } else if (text != "swizzled") {
+      throw Error(std::string(kName) + " is \"" + text + "\", expected padded or swizzled");
+    }
+  }
+  return sm80::fwd_kv_swizzle_fits(bucket, tile_variant) ? mode : sm80::kKvPadded;
+}
+
 }  // namespace
 
 void cuda_forward(const Problem& p) {
@@ -285,6 +303,7 @@ void cuda_forward(const Problem& p) {
   sm80::FwdParams params;
   set_common_params(params, p);
   params.tile_variant = forward_tile_variant(bucket, p.device_index);
+  params.kv_mode = forward_kv_mode(bucket, params.tile_variant);
   params.num_m_blocks =
       static_cast<int>(ceil_div(p.seqlen_q, sm80::fwd_tile(bucket, params.tile_variant).block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;

@@ -1,7 +1,7 @@
 // sm80 forward kernel (FlashAttention-2 class): one CTA per (query block, head, sequence); each warp
 // owns kMTiles*16 query rows; S = Q K^T and O += P V on mma.sync with P kept in registers; K and V
 // stream through shared memory with cp.async so that loading V overlaps S and loading the next K
-// overlaps P V.
+// overlaps P V. At D = 256 K and V lie unpadded and XOR-swizzled (params.h's FwdKvMode).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -14,14 +14,16 @@
 #include "cuda/common/score_mask.cuh"
 #include "cuda/common/tile_io.cuh"
 #include "cuda/common/warp_gemm.cuh"
+#include "cuda/common/warp_gemm_swizzled.cuh"
 #include "cuda/sm80/fwd_kv_stream.cuh"
 #include "cuda/sm80/launch.h"
 #include "cuda/sm80/tile_config.h"
 
 namespace flashvision::detail::sm80 {
 
-/// Compile-time geometry of the forward kernel for one head-dim bucket and tile variant.
-template <int kHeadDim, int kVariant>
+/// Compile-time geometry of the forward kernel for one head-dim bucket, tile variant and K/V
+/// layout (params.h's FwdKvMode).
+template <int kHeadDim, int kVariant, int kKvMode = kKvPadded>
 struct FwdTraits {
   static constexpr FwdTile kTile = fwd_tile(kHeadDim, kVariant);
   static constexpr int kBlockM = kTile.block_m;
@@ -31,15 +33,18 @@ struct FwdTraits {
   static constexpr int kRowsPerWarp = kBlockM / kWarps;
   static constexpr int kMTiles = kRowsPerWarp / 16;
   static constexpr int kLd = padded(kHeadDim);
+  static constexpr bool kKvSwizzled = kKvMode != kKvPadded;
+  static constexpr int kKvLd = kKvSwizzled ? kHeadDim : kLd;
   static_assert(kBlockM > 0, "the bucket has this tile variant");
+  static_assert(!kKvSwizzled || fwd_kv_swizzle_fits(kHeadDim, kVariant));
   static_assert(kRowsPerWarp % 16 == 0 && kBlockN % 16 == 0 && kHeadDim % 16 == 0);
 };
 
 /// Forward attention for one (query block, head, sequence).
-template <typename T, int kHeadDim, int kVariant>
-__global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant>::kThreads)
+template <typename T, int kHeadDim, int kVariant, int kKvMode>
+__global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThreads)
     fwd_kernel(const __grid_constant__ FwdParams p) {
-  using Tr = FwdTraits<kHeadDim, kVariant>;
+  using Tr = FwdTraits<kHeadDim, kVariant, kKvMode>;
   constexpr int kBlockM = Tr::kBlockM, kBlockN = Tr::kBlockN, kMTiles = Tr::kMTiles;
   constexpr int kLd = Tr::kLd, kDTiles = kHeadDim / 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -75,7 +80,7 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant>::kThreads)
     const T* k_seq = operand_at<const T>(p.k, seq, r.k_begin, head_kv);
     const T* v_seq = operand_at<const T>(p.v, seq, r.k_begin, head_kv);
     const int64_t k_rs = p.k.row_stride, v_rs = p.v.row_stride;
-    using KvStream = TileStream<T, kBlockN, kHeadDim, Tr::kThreads>;
+    using KvStream = TileStream<T, kBlockN, kHeadDim, Tr::kThreads, Tr::kKvSwizzled>;
     const uint32_t k_base = ptx::smem_addr(k_smem), v_base = ptx::smem_addr(v_smem);
     TileStream<T, kBlockM, kHeadDim, Tr::kThreads>::load(ptx::smem_addr(q_smem), q_tile,
                                                           p.q.row_stride, rows_valid, s.head_dim,
@@ -94,8 +99,13 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant>::kThreads)
 
       float acc_s[kMTiles][kBlockN / 8][4];
       clear(acc_s);
-      warp_gemm_ss<T, kMTiles, kBlockN / 8, kHeadDim, false, false>(acc_s, q_warp, kLd, k_base,
-                                                                    kLd, lane);
+      if constexpr (Tr::kKvSwizzled) {
+        warp_gemm_ss_swizzled_b<T, kMTiles, kBlockN / 8, kHeadDim, false, Tr::kKvLd>(
+            acc_s, q_warp, kLd, k_base, lane);
+      } else {
+        warp_gemm_ss<T, kMTiles, kBlockN / 8, kHeadDim, false, false>(acc_s, q_warp, kLd, k_base,
+                                                                      kLd, lane);
+      }
       const bool needs_mask =
           n0 + kBlockN > r.k_len || (s.causal && n0 + kBlockN - 1 > m0 + r.k_len - r.q_len);
       if (needs_mask) {
@@ -112,7 +122,12 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant>::kThreads)
         KvStream::load(k_base, k_seq + next * k_rs, k_rs, r.k_len - next, s.head_dim, p.k.data);
         ptx::cp_async_commit();
       }
-      warp_gemm_rs<T, kMTiles, kDTiles, kBlockN, true>(acc_o, p_frag, v_base, kLd, lane);
+      if constexpr (Tr::kKvSwizzled) {
+        warp_gemm_rs_swizzled_b<T, kMTiles, kDTiles, kBlockN, true, Tr::kKvLd>(acc_o, p_frag,
+                                                                              v_base, lane);
+      } else {
+        warp_gemm_rs<T, kMTiles, kDTiles, kBlockN, true>(acc_o, p_frag, v_base, kLd, lane);
+      }
     }
   }
 
@@ -156,12 +171,12 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant>::kThreads)
   }
 }
 
-/// Launches tile variant kVariant of the forward kernel.
-template <typename T, int kHeadDim, int kVariant>
+/// Launches tile variant kVariant of the forward kernel with K/V layout kKvMode.
+template <typename T, int kHeadDim, int kVariant, int kKvMode>
 void launch_fwd(const FwdParams& params, cudaStream_t stream) {
-  using Tr = FwdTraits<kHeadDim, kVariant>;
+  using Tr = FwdTraits<kHeadDim, kVariant, kKvMode>;
   constexpr int kSmem = static_cast<int>(fwd_smem_bytes(kHeadDim, kVariant));
-  auto* kernel = &fwd_kernel<T, kHeadDim, kVariant>;
+  auto* kernel = &fwd_kernel<T, kHeadDim, kVariant, kKvMode>;
   cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
              "cudaFuncSetAttribute (sm80 forward)");
   if constexpr (Tr::kTile.ctas_per_sm > 1) {
@@ -176,6 +191,18 @@ void launch_fwd(const FwdParams& params, cudaStream_t stream) {
   cuda_check(cudaGetLastError(), "the sm80 forward kernel launch");
 }
 
+/// Tile variant kVariant in the K/V layout the host chose (params.kv_mode); the swizzled ones
+/// are instantiated only where the variant has them.
+template <typename T, int kHeadDim, int kVariant>
+void launch_fwd_in_layout(const FwdParams& params, cudaStream_t stream) {
+  if constexpr (fwd_kv_swizzle_fits(kHeadDim, kVariant)) {
+    if (params.kv_mode == kKvSwizzled) {
+      return launch_fwd<T, kHeadDim, kVariant, kKvSwizzled>(params, stream);
+    }
+  }
+  launch_fwd<T, kHeadDim, kVariant, kKvPadded>(params, stream);
+}
+
 /// The forward kernel in the tile variant the host chose (params.tile_variant); variants the
 /// bucket lacks are not instantiated.
 template <DType kDType, int kHeadDim>
@@ -183,9 +210,9 @@ void run_fwd(const FwdParams& params, void* stream) {
   using T = typename CudaElement<kDType>::type;
   auto* s = static_cast<cudaStream_t>(stream);
   if constexpr (fwd_tile(kHeadDim, 1).block_m > 0) {
-    if (params.tile_variant == 1) return launch_fwd<T, kHeadDim, 1>(params, s);
+    if (params.tile_variant == 1) return launch_fwd_in_layout<T, kHeadDim, 1>(params, s);
   }
-  launch_fwd<T, kHeadDim, 0>(params, s);
+  launch_fwd_in_layout<T, kHeadDim, 0>(params, s);
 }
 
 }  // namespace flashvision::detail::sm80

@@ -40,7 +40,19 @@ struct FwdParams {
   int num_m_blocks = 0;
   /// The kernel's tile variant (tile_config.h's fwd_tile), the host's pick for the device.
   int tile_variant = 0;
+  /// How K and V lie in shared memory and are copied there (FwdKvMode); the swizzled modes only
+  /// where the tile variant has them (tile_config.h's fwd_kv_swizzle_fits).
+  int kv_mode = 0;
 };
+
+/// Shared-memory layout of the forward's K and V tiles (fwd_kv_stream.cuh, fwd_kernel.cuh):
+/// - kKvPadded: rows padded by 16 bytes, so that ldmatrix's eight row addresses fall in eight
+///   bank groups; but then 7 of 8 rows start off a 128-byte line and each 8-thread group's
+///   cp.async write spans two lines (Nsight Compute: 2.1x the ideal shared-memory wavefronts for
+///   the K/V copies at D = 256 on the H200);
+/// - kKvSwizzled: rows unpadded with XOR-swizzled 16-byte chunks (warp_gemm_swizzled.cuh): the
+///   same bank groups for ldmatrix, and every 8-thread copy group writes one aligned line.
+enum FwdKvMode : int { kKvPadded = 0, kKvSwizzled = 1 };
 
 /// Backward parameters (all three kernels).
 struct BwdParams {

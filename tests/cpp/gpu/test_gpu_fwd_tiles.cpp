@@ -1,7 +1,8 @@
 // The sm80 forward's tile variants: which one a device's shared memory picks (host-only, no GPU
 // needed), and every variant on the GPU at hand. An H100/H200 takes the 64-row tile of two CTAs
 // per SM at D = 256, an A100 the 128-row one; both take 128-key blocks at D = 64.
-// FLASHVISION_SM80_FWD_TILE caps the choice, so one GPU runs every variant.
+// FLASHVISION_SM80_FWD_TILE caps the choice, so one GPU runs every variant; FLASHVISION_SM80_FWD_KV
+// picks the K/V layout (params.h's FwdKvMode) where the variant has both.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -15,12 +16,14 @@
 namespace flashvision::testing {
 namespace {
 
+using detail::sm80::fwd_kv_swizzle_fits;
 using detail::sm80::fwd_smem_bytes;
 using detail::sm80::fwd_tile;
 using detail::sm80::fwd_tile_variant;
 using detail::sm80::kHeadDimBuckets;
 
 constexpr const char* kVariantVar = "FLASHVISION_SM80_FWD_TILE";
+constexpr const char* kKvVar = "FLASHVISION_SM80_FWD_KV";
 
 // Shared memory per SM and opt-in per block: H100/H200, A100.
 constexpr std::size_t kHopperSm = 228 * 1024, kHopperBlock = 227 * 1024;
@@ -45,6 +48,17 @@ TEST(FwdTileVariant, SharedMemoryOfTheTwoCtaTile) {
   EXPECT_EQ(fwd_smem_bytes(256, 1), std::size_t{(64 + 2 * 64) * 264 * 2});
   EXPECT_LE(2 * (fwd_smem_bytes(256, 1) + 1024), kHopperSm);
   EXPECT_GT(2 * (fwd_smem_bytes(256, 1) + 1024), kA100Sm);
+}
+
+TEST(FwdKvSwizzle, OnlyWhereWarpsOwn16RowsOfWholeLines) {
+  // Bucket 256 in both variants (8 and 4 warps of 16 rows); the 32-row warps of the other buckets
+  // would spill with the swizzle's address registers, and 192 has no whole copy passes.
+  EXPECT_TRUE(fwd_kv_swizzle_fits(256, 0));
+  EXPECT_TRUE(fwd_kv_swizzle_fits(256, 1));
+  for (int dim : kHeadDimBuckets) {
+    if (dim == 256) continue;
+    for (int variant : {0, 1}) EXPECT_FALSE(fwd_kv_swizzle_fits(dim, variant)) << dim;
+  }
 }
 
 class GpuFwdTileVariants : public GpuKernelTest {};
@@ -74,6 +88,41 @@ TEST_P(GpuFwdTileVariants, EveryVariantMatchesTheReference) {
       check_forward(target(), varlen);
     }
   }
+}
+
+TEST_P(GpuFwdTileVariants, EveryKvModeMatchesTheReference) {
+  // Each layout in both tile variants of bucket 256: full and partial key tiles (keys 1, 63 and
+  // 129 leave 1, 63 and 1 rows of the last 64-key tile), head dims below the bucket (zero-filled columns; a non-zero one would leak into P V),
+  // a partial query tile, GQA, causal with rows that see no key, varlen. The modes fall back to
+  // padded K and V elsewhere, which D = 64 checks.
+  for (const char* mode : {"padded", "swizzled"}) {
+    for (const char* variant : {"0", "1"}) {
+      ScopedEnv kv_env(kKvVar, mode);
+      ScopedEnv tile_env(kVariantVar, variant);
+      SCOPED_TRACE(std::string(kKvVar) + "=" + mode + " " + kVariantVar + "=" + variant);
+      for (const int64_t dim : {64, 200, 248, 256}) {
+        for (const int64_t keys : {1, 63, 129, 200}) {
+          SCOPED_TRACE("D=" + std::to_string(dim) + " Nk=" + std::to_string(keys));
+          AttentionCase c = dense_case(dtype(), 100, keys, dim);
+          c.heads = 4;
+          c.heads_kv = 2;
+          check_forward(target(), c);
+        }
+      }
+      AttentionCase causal = dense_case(dtype(), 333, 150, 256);
+      causal.causal = true;
+      check_forward(target(), causal);
+      AttentionCase varlen = dense_case(dtype(), 0, 0, 256);
+      varlen.seqlens_q = {260, 1, 0, 129};
+      varlen.seqlens_k = {131, 7, 5, 300};
+      varlen.causal = true;
+      check_forward(target(), varlen);
+    }
+  }
+}
+
+TEST_P(GpuFwdTileVariants, ABadKvModeIsRejectedByName) {
+  expect_env_value_rejected(target(), dense_case(dtype(), 64, 64, 256), kKvVar, "lines");
 }
 
 TEST_P(GpuFwdTileVariants, ABadVariantIsRejectedByName) {
