@@ -23,8 +23,9 @@
 #include "flashvision/error.h"
 #ifdef FLASHVISION_HAVE_SM90
 #include "cuda/sm90/bwd_config.h"
+#include "cuda/common/fwd_combine.h"
+#include "cuda/common/fwd_split.h"
 #include "cuda/sm90/dispatch.h"
-#include "cuda/sm90/fwd_split.h"
 #include "cuda/sm90/params.h"
 #include "cuda/sm90/tensor_maps.h"
 #include "cuda/sm90/tile_config.h"
@@ -586,29 +587,28 @@ sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
   return sm90::fwd_tile(bucket, block_m, block_n);
 }
 
-/// What FLASHVISION_SM90_FWD_SPLIT asks of the split of the forward's last wave (fwd_split.h):
-/// "auto" or unset: the model's choice; "0": never; "1": the model's best split even where it
-/// does not pay; "2".."8": that many key-range parts. Benchmarks compare 0 and 1 in one binary.
+/// What FLASHVISION_SM90_FWD_SPLIT asks of the split of the forward's last wave
+/// (common/fwd_split.h): "auto" or unset: the model's choice; "0": never; "1": the model's best
+/// split even where it does not pay; "2".."8": that many key-range parts. Benchmarks compare 0 and
+/// 1 in one binary.
 int sm90_split_request() {
   const char* value = std::getenv("FLASHVISION_SM90_FWD_SPLIT");
-  if (value == nullptr || *value == '\0' || std::string(value) == "auto") {
-    return sm90::kFwdSplitAuto;
-  }
-  if (value[1] == '\0' && value[0] >= '0' && value[0] <= '0' + sm90::kFwdMaxSplitParts) {
+  if (value == nullptr || *value == '\0' || std::string(value) == "auto") return kFwdSplitAuto;
+  if (value[1] == '\0' && value[0] >= '0' && value[0] <= '0' + kFwdMaxSplitParts) {
     return value[0] - '0';
   }
   throw Error(std::string("FLASHVISION_SM90_FWD_SPLIT is \"") + value +
               "\", expected auto, 0 (no split), 1 (split) or a part count 2.." +
-              std::to_string(sm90::kFwdMaxSplitParts));
+              std::to_string(kFwdMaxSplitParts));
 }
 
 /// The split of the forward's last wave for p with `tile` on `sm_count` SMs: dense non-causal
 /// problems only (their tiles all have the same keys), and buckets whose V and O one launch
 /// covers. Causal and varlen problems keep whole tiles.
-sm90::FwdSplit sm90_forward_split(const Problem& p, int bucket, const sm90::FwdTile& tile,
-                                  int64_t tiles, int sm_count) {
+FwdSplit sm90_forward_split(const Problem& p, int bucket, const sm90::FwdTile& tile,
+                            int64_t tiles, int sm_count) {
   const int request = sm90_split_request();
-  sm90::FwdSplitGeometry g;
+  FwdSplitGeometry g;
   g.tiles = tiles;
   g.ctas = sm_count;
   g.key_blocks = static_cast<int>(ceil_div(p.seqlen_k, tile.block_n));
@@ -616,17 +616,18 @@ sm90::FwdSplit sm90_forward_split(const Problem& p, int bucket, const sm90::FwdT
   g.block_n = tile.block_n;
   g.head_dim = bucket;
   g.value_cols = sm90::value_columns(bucket);
+  g.costs = kSm90FwdSplitCosts;
   if (p.causal || p.varlen || g.value_cols != bucket ||
-      tiles + sm90::fwd_tail_tiles(g) * sm90::kFwdMaxSplitParts > INT32_MAX) {
+      tiles + fwd_tail_tiles(g) * kFwdMaxSplitParts > INT32_MAX) {
     return {1, g.key_blocks};
   }
-  return sm90::fwd_tail_split(g, request);
+  return fwd_tail_split(g, request);
 }
 
 /// Sets the schedule of `params` (num_tiles filled in) for `split` on `sm_count` SMs: the work
 /// units, the persistent CTAs and where the split tiles start; returns the bytes of the split's
 /// partial results (0 without a split).
-std::size_t set_forward_schedule(sm90::FwdParams& params, const sm90::FwdSplit& split,
+std::size_t set_forward_schedule(sm90::FwdParams& params, const FwdSplit& split,
                                  const sm90::FwdTile& tile, int bucket, int sm_count) {
   params.num_units = params.num_tiles;
   params.split_tile0 = params.num_tiles;
@@ -669,6 +670,28 @@ cudaMemPool_t split_pool(int device) {
   return pool;
 }
 
+/// The combine's view (common/fwd_combine.h) of the forward's parameters.
+FwdCombineParams combine_params(const sm90::FwdParams& params) {
+  FwdCombineParams c;
+  c.out = params.out;
+  c.lse = params.lse;
+  c.lse_seq_stride = params.lse_seq_stride;
+  c.lse_head_stride = params.lse_head_stride;
+  c.lse_row_stride = params.lse_row_stride;
+  c.heads = params.shape.heads;
+  c.seqlen_q = params.shape.seqlen_q;
+  c.head_dim = params.shape.head_dim;
+  c.num_m_blocks = params.num_m_blocks;
+  c.num_tiles = params.num_tiles;
+  c.split_tile0 = params.split_tile0;
+  c.split_parts = params.split_parts;
+  c.split_o = params.split_o;
+  c.split_lse = params.split_lse;
+  c.split_rows = params.split_rows;
+  c.split_cols = params.split_cols;
+  return c;
+}
+
 /// Queues the forward's launches (one per 256-column half of V and O above D = 256) with the
 /// tensor maps of Q and K set, then the combine of its split tiles.
 void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
@@ -683,7 +706,7 @@ void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
     params.v_col0 = col0;
     sm90::forward(p.dtype, bucket, tile.block_m, tile.block_n, params, p.stream);
   }
-  sm90::combine_split(p.dtype, params, p.stream);
+  combine_split(p.dtype, combine_params(params), p.stream);
 }
 
 }  // namespace
@@ -784,7 +807,7 @@ void cuda_forward_sm90(const Problem& p) {
   params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, tile.block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
   params.num_tiles = static_cast<int>(params.num_m_blocks * p.batch * p.heads);
-  const sm90::FwdSplit split = sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
+  const FwdSplit split = sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
   const std::size_t split_bytes = set_forward_schedule(params, split, tile, bucket, sm_count);
   const int swizzle = sm90::swizzle_bytes(bucket);
   params.tmap_q =
