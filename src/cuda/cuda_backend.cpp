@@ -15,6 +15,8 @@
 #include <tuple>
 
 #include "cuda/common/cuda_check.h"
+#include "cuda/common/fwd_combine.h"
+#include "cuda/common/fwd_split.h"
 #include "cuda/sm80/bwd_split.h"
 #include "cuda/sm80/dispatch.h"
 #include "cuda/sm80/dq_layout.h"
@@ -24,7 +26,6 @@
 #ifdef FLASHVISION_HAVE_SM90
 #include "cuda/sm90/bwd_config.h"
 #include "cuda/sm90/dispatch.h"
-#include "cuda/sm90/fwd_split.h"
 #include "cuda/sm90/params.h"
 #include "cuda/sm90/tensor_maps.h"
 #include "cuda/sm90/tile_config.h"
@@ -295,6 +296,137 @@ int forward_kv_mode(int bucket, int tile_variant) {
   return sm80::fwd_kv_swizzle_fits(bucket, tile_variant) ? mode : sm80::kKvPadded;
 }
 
+/// What environment variable `name` (FLASHVISION_SM80_FWD_SPLIT, FLASHVISION_SM90_FWD_SPLIT) asks
+/// of the split of a forward's last wave (common/fwd_split.h): "auto" or unset: the model's
+/// choice; "0": never; "1": the model's best split even where it does not pay; "2".."8": that
+/// many key-range parts. Benchmarks compare 0 and 1 in one binary.
+int forward_split_request(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0' || std::string(value) == "auto") return kFwdSplitAuto;
+  if (value[1] == '\0' && value[0] >= '0' && value[0] <= '0' + kFwdMaxSplitParts) {
+    return value[0] - '0';
+  }
+  throw Error(std::string(name) + " is \"" + value +
+              "\", expected auto, 0 (no split), 1 (split) or a part count 2.." +
+              std::to_string(kFwdMaxSplitParts));
+}
+
+/// The stream-ordered memory pool of the forwards' split partials on `device`: the library's own,
+/// which keeps its memory between calls. The device's default pool returns its memory at every
+/// synchronization (its release threshold, the application's to set, is 0 by default), so a call
+/// after one would map memory again before its kernel could start. The pool keeps the most that
+/// calls in flight together needed: a few MB on the image cases (sdxl-self-128 on sm90: 6.5 MB).
+cudaMemPool_t split_pool(int device) {
+  static std::mutex mutex;
+  static std::map<int, cudaMemPool_t> pools;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (auto found = pools.find(device); found != pools.end()) return found->second;
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  cuda_check(cudaMemPoolCreate(&pool, &props), "cudaMemPoolCreate (forward split partials)");
+  uint64_t keep_all = UINT64_MAX;
+  cuda_check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all),
+             "cudaMemPoolSetAttribute (forward split partials)");
+  pools.emplace(device, pool);
+  return pool;
+}
+
+/// Runs `run(workspace)`, which queues a forward and its combine on p's stream, with `bytes` of
+/// split partials from split_pool (nullptr when bytes is 0). The partials live only between the
+/// kernel and the combine: a stream-ordered allocation, as the backward's workspace, so that
+/// nothing synchronizes the device.
+template <typename Run>
+void with_split_workspace(const Problem& p, std::size_t bytes, Run&& run) {
+  if (bytes == 0) return run(nullptr);
+  auto* stream = static_cast<cudaStream_t>(p.stream);
+  void* workspace = nullptr;
+  cuda_check(cudaMallocFromPoolAsync(&workspace, bytes, split_pool(p.device_index), stream),
+             "cudaMallocFromPoolAsync (forward split partials)");
+  try {
+    run(static_cast<float*>(workspace));
+  } catch (...) {
+    cudaFreeAsync(workspace, stream);
+    throw;
+  }
+  cuda_check(cudaFreeAsync(workspace, stream), "cudaFreeAsync");
+}
+
+/// The combine's view (common/fwd_combine.h) of sm80 or sm90 forward parameters, whose split
+/// fields have the same names and meaning.
+template <typename Params>
+FwdCombineParams combine_params(const Params& params) {
+  FwdCombineParams c;
+  c.out = params.out;
+  c.lse = params.lse;
+  c.lse_seq_stride = params.lse_seq_stride;
+  c.lse_head_stride = params.lse_head_stride;
+  c.lse_row_stride = params.lse_row_stride;
+  c.heads = params.shape.heads;
+  c.seqlen_q = params.shape.seqlen_q;
+  c.head_dim = params.shape.head_dim;
+  c.num_m_blocks = params.num_m_blocks;
+  c.num_tiles = params.num_tiles;
+  c.split_tile0 = params.split_tile0;
+  c.split_parts = params.split_parts;
+  c.split_o = params.split_o;
+  c.split_lse = params.split_lse;
+  c.split_rows = params.split_rows;
+  c.split_cols = params.split_cols;
+  return c;
+}
+
+/// CTAs of the sm80 forward's tile `variant` in K/V layout `kv_mode` that one SM of p's device
+/// runs at a time, from the occupancy calculator rather than the tile: the kernel's registers,
+/// which only ptxas knows, decide it as much as its shared memory (two CTAs of 128 threads fit
+/// 64 Ki registers only at 255 or fewer a thread). Cached per device, dtype, bucket, variant and
+/// layout.
+int sm80_forward_ctas_per_sm(const Problem& p, int bucket, int variant, int kv_mode) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int, DType, int, int, int>, int> cache;
+  const auto key = std::tuple{p.device_index, p.dtype, bucket, variant, kv_mode};
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (auto found = cache.find(key); found != cache.end()) return found->second;
+  const int ctas = std::max(1, sm80::forward_ctas_per_sm(p.dtype, bucket, variant, kv_mode));
+  cache.emplace(key, ctas);
+  return ctas;
+}
+
+/// The split of the sm80 forward's last wave for p (common/fwd_split.h): sets the split fields of
+/// `params` (num_tiles and the tile variant filled in) and returns the bytes of the split's
+/// partial results (0 without a split). Dense non-causal problems only, whose tiles all have the
+/// same keys; causal and varlen ones keep whole tiles. A wave is the SMs times the CTAs each runs
+/// at a time.
+std::size_t set_sm80_forward_split(const Problem& p, int bucket, sm80::FwdParams& params) {
+  params.split_tile0 = params.num_tiles;
+  const sm80::FwdTile tile = sm80::fwd_tile(bucket, params.tile_variant);
+  FwdSplitGeometry g;
+  g.tiles = params.num_tiles;
+  g.key_blocks = static_cast<int>(ceil_div(p.seqlen_k, tile.block_n));
+  const int request = forward_split_request("FLASHVISION_SM80_FWD_SPLIT");
+  if (request == kFwdSplitOff || p.causal || p.varlen || g.key_blocks < 2) return 0;
+  g.ctas_per_sm = sm80_forward_ctas_per_sm(p, bucket, params.tile_variant, params.kv_mode);
+  g.ctas = std::max(1, device_info(p.device_index).sm_count) * g.ctas_per_sm;
+  g.block_m = tile.block_m;
+  g.block_n = tile.block_n;
+  g.head_dim = bucket;
+  g.value_cols = bucket;
+  g.costs = kSm80FwdSplitCosts;
+  const long long tail = fwd_tail_tiles(g);
+  if (g.tiles + tail * kFwdMaxSplitParts > INT32_MAX) return 0;
+  const FwdSplit split = fwd_tail_split(g, request);
+  if (split.parts <= 1) return 0;
+  params.split_tile0 = static_cast<int>(g.tiles - tail);
+  params.split_parts = split.parts;
+  params.split_blocks = split.blocks_per_part;
+  params.split_rows = tile.block_m;
+  params.split_cols = bucket;
+  return static_cast<std::size_t>(tail) * split.parts * params.split_rows *
+         (params.split_cols + 1) * sizeof(float);
+}
+
 }  // namespace
 
 void cuda_forward(const Problem& p) {
@@ -307,7 +439,19 @@ void cuda_forward(const Problem& p) {
   params.num_m_blocks =
       static_cast<int>(ceil_div(p.seqlen_q, sm80::fwd_tile(bucket, params.tile_variant).block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
-  sm80::forward(p.dtype, bucket, params, p.stream);
+  params.num_tiles = static_cast<int>(params.num_m_blocks * p.batch * p.heads);
+  const std::size_t split_bytes = set_sm80_forward_split(p, bucket, params);
+  with_split_workspace(p, split_bytes, [&](float* workspace) {
+    if (workspace != nullptr) {
+      params.split_o = workspace;
+      params.split_lse = workspace + static_cast<std::size_t>(params.num_tiles -
+                                                              params.split_tile0) *
+                                         params.split_parts * params.split_rows *
+                                         params.split_cols;
+    }
+    sm80::forward(p.dtype, bucket, params, p.stream);
+    combine_split(p.dtype, combine_params(params), p.stream);
+  });
 }
 
 namespace {
@@ -605,29 +749,13 @@ sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
   return sm90::fwd_tile(bucket, block_m, block_n);
 }
 
-/// What FLASHVISION_SM90_FWD_SPLIT asks of the split of the forward's last wave (fwd_split.h):
-/// "auto" or unset: the model's choice; "0": never; "1": the model's best split even where it
-/// does not pay; "2".."8": that many key-range parts. Benchmarks compare 0 and 1 in one binary.
-int sm90_split_request() {
-  const char* value = std::getenv("FLASHVISION_SM90_FWD_SPLIT");
-  if (value == nullptr || *value == '\0' || std::string(value) == "auto") {
-    return sm90::kFwdSplitAuto;
-  }
-  if (value[1] == '\0' && value[0] >= '0' && value[0] <= '0' + sm90::kFwdMaxSplitParts) {
-    return value[0] - '0';
-  }
-  throw Error(std::string("FLASHVISION_SM90_FWD_SPLIT is \"") + value +
-              "\", expected auto, 0 (no split), 1 (split) or a part count 2.." +
-              std::to_string(sm90::kFwdMaxSplitParts));
-}
-
 /// The split of the forward's last wave for p with `tile` on `sm_count` SMs: dense non-causal
 /// problems only (their tiles all have the same keys), and buckets whose V and O one launch
 /// covers. Causal and varlen problems keep whole tiles.
-sm90::FwdSplit sm90_forward_split(const Problem& p, int bucket, const sm90::FwdTile& tile,
-                                  int64_t tiles, int sm_count) {
-  const int request = sm90_split_request();
-  sm90::FwdSplitGeometry g;
+FwdSplit sm90_forward_split(const Problem& p, int bucket, const sm90::FwdTile& tile,
+                            int64_t tiles, int sm_count) {
+  const int request = forward_split_request("FLASHVISION_SM90_FWD_SPLIT");
+  FwdSplitGeometry g;
   g.tiles = tiles;
   g.ctas = sm_count;
   g.key_blocks = static_cast<int>(ceil_div(p.seqlen_k, tile.block_n));
@@ -635,17 +763,18 @@ sm90::FwdSplit sm90_forward_split(const Problem& p, int bucket, const sm90::FwdT
   g.block_n = tile.block_n;
   g.head_dim = bucket;
   g.value_cols = sm90::value_columns(bucket);
+  g.costs = kSm90FwdSplitCosts;
   if (p.causal || p.varlen || g.value_cols != bucket ||
-      tiles + sm90::fwd_tail_tiles(g) * sm90::kFwdMaxSplitParts > INT32_MAX) {
+      tiles + fwd_tail_tiles(g) * kFwdMaxSplitParts > INT32_MAX) {
     return {1, g.key_blocks};
   }
-  return sm90::fwd_tail_split(g, request);
+  return fwd_tail_split(g, request);
 }
 
 /// Sets the schedule of `params` (num_tiles filled in) for `split` on `sm_count` SMs: the work
 /// units, the persistent CTAs and where the split tiles start; returns the bytes of the split's
 /// partial results (0 without a split).
-std::size_t set_forward_schedule(sm90::FwdParams& params, const sm90::FwdSplit& split,
+std::size_t set_forward_schedule(sm90::FwdParams& params, const FwdSplit& split,
                                  const sm90::FwdTile& tile, int bucket, int sm_count) {
   params.num_units = params.num_tiles;
   params.split_tile0 = params.num_tiles;
@@ -665,29 +794,6 @@ std::size_t set_forward_schedule(sm90::FwdParams& params, const sm90::FwdSplit& 
   return bytes;
 }
 
-/// The stream-ordered memory pool of the sm90 forward's split partials on `device`: the library's
-/// own, which keeps its memory between calls. The device's default pool returns its memory at
-/// every synchronization (its release threshold, the application's to set, is 0 by default), so a
-/// call after one would map memory again before its kernel could start. The pool keeps the most
-/// that calls in flight together needed: a few MB on the image cases (sdxl-self-128: 6.5 MB).
-cudaMemPool_t split_pool(int device) {
-  static std::mutex mutex;
-  static std::map<int, cudaMemPool_t> pools;
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (auto found = pools.find(device); found != pools.end()) return found->second;
-  cudaMemPoolProps props{};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = device;
-  cudaMemPool_t pool = nullptr;
-  cuda_check(cudaMemPoolCreate(&pool, &props), "cudaMemPoolCreate (sm90 forward split partials)");
-  uint64_t keep_all = UINT64_MAX;
-  cuda_check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all),
-             "cudaMemPoolSetAttribute (sm90 forward split partials)");
-  pools.emplace(device, pool);
-  return pool;
-}
-
 /// Queues the forward's launches (one per 256-column half of V and O above D = 256) with the
 /// tensor maps of Q and K set, then the combine of its split tiles.
 void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
@@ -702,7 +808,7 @@ void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
     params.v_col0 = col0;
     sm90::forward(p.dtype, bucket, tile.block_m, tile.block_n, params, p.stream);
   }
-  sm90::combine_split(p.dtype, params, p.stream);
+  combine_split(p.dtype, combine_params(params), p.stream);
 }
 
 }  // namespace
@@ -803,30 +909,21 @@ void cuda_forward_sm90(const Problem& p) {
   params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, tile.block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
   params.num_tiles = static_cast<int>(params.num_m_blocks * p.batch * p.heads);
-  const sm90::FwdSplit split = sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
+  const FwdSplit split = sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
   const std::size_t split_bytes = set_forward_schedule(params, split, tile, bucket, sm_count);
   const int swizzle = sm90::swizzle_bytes(bucket);
   params.tmap_q =
       sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);
   params.tmap_k = sm90::make_tensor_map(geometry(p, p.k, true), swizzle / 2, tile.block_n, swizzle);
-  if (split_bytes == 0) return run_forward_sm90(p, params, bucket, tile);
-  // The partial results live only between the kernel and the combine: a stream-ordered
-  // allocation, as the backward's workspace, so that nothing synchronizes the device.
-  auto* stream = static_cast<cudaStream_t>(p.stream);
-  void* workspace = nullptr;
-  cuda_check(cudaMallocFromPoolAsync(&workspace, split_bytes, split_pool(p.device_index), stream),
-             "cudaMallocFromPoolAsync (sm90 forward split partials)");
-  params.split_o = static_cast<float*>(workspace);
-  params.split_lse =
-      params.split_o + static_cast<std::size_t>(params.num_units - params.split_tile0) *
-                           params.split_rows * params.split_cols;
-  try {
+  with_split_workspace(p, split_bytes, [&](float* workspace) {
+    if (workspace != nullptr) {
+      params.split_o = workspace;
+      params.split_lse = workspace + static_cast<std::size_t>(params.num_units -
+                                                              params.split_tile0) *
+                                         params.split_rows * params.split_cols;
+    }
     run_forward_sm90(p, params, bucket, tile);
-  } catch (...) {
-    cudaFreeAsync(workspace, stream);
-    throw;
-  }
-  cuda_check(cudaFreeAsync(workspace, stream), "cudaFreeAsync");
+  });
 }
 
 #else

@@ -19,6 +19,17 @@ void forward_in(HeadDimList<kDims...>, int bucket, const FwdParams& params, void
 }
 
 template <DType kDType, int... kDims>
+int ctas_per_sm_in(HeadDimList<kDims...>, int bucket, int tile_variant, int kv_mode) {
+  int ctas = 0;
+  const bool found =
+      ((bucket == kDims ? (ctas = fwd_ctas_per_sm<kDType, kDims>(tile_variant, kv_mode), true)
+                        : false) ||
+       ...);
+  if (!found) throw Error("head-dim bucket " + std::to_string(bucket) + " is not compiled");
+  return ctas;
+}
+
+template <DType kDType, int... kDims>
 void backward_in(HeadDimList<kDims...>, int bucket, const BwdParams& params, void* stream) {
   const bool ran = ((bucket == kDims ? (run_bwd<kDType, kDims>(params, stream), true) : false) || ...);
   if (!ran) throw Error("head-dim bucket " + std::to_string(bucket) + " is not compiled");
@@ -43,6 +54,16 @@ void forward(DType dtype, int bucket, const FwdParams& params, void* stream) {
   switch (dtype) {
     case DType::f16: return forward_in<DType::f16>(CompiledFwdHeadDims{}, bucket, params, stream);
     case DType::bf16: return forward_in<DType::bf16>(CompiledFwdHeadDims{}, bucket, params, stream);
+    default: unsupported_dtype(dtype);
+  }
+}
+
+int forward_ctas_per_sm(DType dtype, int bucket, int tile_variant, int kv_mode) {
+  switch (dtype) {
+    case DType::f16:
+      return ctas_per_sm_in<DType::f16>(CompiledFwdHeadDims{}, bucket, tile_variant, kv_mode);
+    case DType::bf16:
+      return ctas_per_sm_in<DType::bf16>(CompiledFwdHeadDims{}, bucket, tile_variant, kv_mode);
     default: unsupported_dtype(dtype);
   }
 }

@@ -13,6 +13,10 @@ bool bucket_compiled(int bucket);
 const char* compiled_buckets_text();
 /// Forward for a f16/bf16 problem in a compiled bucket up to kFwdMaxHeadDim.
 void forward(DType dtype, int bucket, const FwdParams& params, void* stream);
+/// CTAs of the forward's tile variant `tile_variant` in K/V layout `kv_mode` (FwdKvMode) that one
+/// SM of the current device runs at a time, for a f16/bf16 problem in a compiled bucket up to
+/// kFwdMaxHeadDim.
+int forward_ctas_per_sm(DType dtype, int bucket, int tile_variant, int kv_mode);
 /// The three backward kernels for a f16/bf16 problem in a compiled bucket.
 void backward_main(DType dtype, int bucket, const BwdParams& params, void* stream);
 /// rowsum(dO * O) into params.dvec.

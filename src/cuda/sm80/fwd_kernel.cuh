@@ -1,12 +1,15 @@
 // sm80 forward kernel (FlashAttention-2 class): one CTA per (query block, head, sequence); each warp
 // owns kMTiles*16 query rows; S = Q K^T and O += P V on mma.sync with P kept in registers; K and V
 // stream through shared memory with cp.async so that loading V overlaps S and loading the next K
-// overlaps P V. At D = 256 K and V lie unpadded and XOR-swizzled (params.h's FwdKvMode).
+// overlaps P V. At D = 256 K and V lie unpadded and XOR-swizzled (params.h's FwdKvMode). When
+// the host splits the last wave's tiles over the keys, the CTAs from split_tile0 on each compute
+// one key range of a tile and write a partial result for the combine (fwd_split_unit.cuh).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <type_traits>
 
 #include "cuda/common/cuda_check.h"
 #include "cuda/common/dtype_map.cuh"
@@ -16,6 +19,7 @@
 #include "cuda/common/warp_gemm.cuh"
 #include "cuda/common/warp_gemm_swizzled.cuh"
 #include "cuda/sm80/fwd_kv_stream.cuh"
+#include "cuda/sm80/fwd_split_unit.cuh"
 #include "cuda/sm80/launch.h"
 #include "cuda/sm80/tile_config.h"
 
@@ -40,7 +44,7 @@ struct FwdTraits {
   static_assert(kRowsPerWarp % 16 == 0 && kBlockN % 16 == 0 && kHeadDim % 16 == 0);
 };
 
-/// Forward attention for one (query block, head, sequence).
+/// Forward attention for one (query block, head, sequence), or for one key range of it.
 template <typename T, int kHeadDim, int kVariant, int kKvMode>
 __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThreads)
     fwd_kernel(const __grid_constant__ FwdParams p) {
@@ -54,8 +58,9 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
 
   const ShapeParams& s = p.shape;
   // The longest query blocks (most keys under the causal mask) are scheduled first.
-  const int m_block = p.num_m_blocks - 1 - static_cast<int>(blockIdx.x % p.num_m_blocks);
-  const int bh = static_cast<int>(blockIdx.x / p.num_m_blocks);
+  const int tile = fwd_cta_tile(p);
+  const int m_block = p.num_m_blocks - 1 - tile % p.num_m_blocks;
+  const int bh = tile / p.num_m_blocks;
   const int head = bh % s.heads, seq = bh / s.heads;
   const SeqRange r = seq_range(s, seq);
   const int m0 = m_block * kBlockM;
@@ -68,33 +73,38 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
   // Keys this block can see at all: under the causal mask the last row's limit bounds the rest.
   int n_end = r.k_len;
   if (s.causal) n_end = max(0, min(r.k_len, m0 + kBlockM + r.k_len - r.q_len));
-  const int n_blocks = (n_end + kBlockN - 1) / kBlockN;
+  const KeyBlockRange blocks = fwd_cta_key_blocks(p, (n_end + kBlockN - 1) / kBlockN);
 
   float acc_o[kMTiles][kDTiles][4];
   clear(acc_o);
   OnlineSoftmax<kMTiles> softmax;
   softmax.init();
 
-  if (n_blocks > 0) {
+  if (blocks.end > blocks.begin) {
+    // Keys are counted from the CTA's first key block (a split unit's range; 0 for a whole tile):
+    // the masks compare keys with k_len and with k_len - q_len + row, which the shift leaves as
+    // they were, and the loop counts down to 0 with no bound held in a register.
+    const int key0 = blocks.begin * kBlockN, k_len = r.k_len - key0;
     const T* q_tile = operand_at<const T>(p.q, seq, r.q_begin + m0, head);
-    const T* k_seq = operand_at<const T>(p.k, seq, r.k_begin, head_kv);
-    const T* v_seq = operand_at<const T>(p.v, seq, r.k_begin, head_kv);
+    const T* k_seq = operand_at<const T>(p.k, seq, r.k_begin + key0, head_kv);
+    const T* v_seq = operand_at<const T>(p.v, seq, r.k_begin + key0, head_kv);
     const int64_t k_rs = p.k.row_stride, v_rs = p.v.row_stride;
     using KvStream = TileStream<T, kBlockN, kHeadDim, Tr::kThreads, Tr::kKvSwizzled>;
     const uint32_t k_base = ptx::smem_addr(k_smem), v_base = ptx::smem_addr(v_smem);
     TileStream<T, kBlockM, kHeadDim, Tr::kThreads>::load(ptx::smem_addr(q_smem), q_tile,
                                                           p.q.row_stride, rows_valid, s.head_dim,
                                                           p.q.data);
-    int n0 = (n_blocks - 1) * kBlockN;
-    KvStream::load(k_base, k_seq + n0 * k_rs, k_rs, r.k_len - n0, s.head_dim, p.k.data);
+    int n0 = (blocks.end - blocks.begin - 1) * kBlockN;
+    KvStream::load(k_base, k_seq + n0 * k_rs, k_rs, k_len - n0, s.head_dim, p.k.data);
     ptx::cp_async_commit();
     const uint32_t q_warp = ptx::smem_addr(q_smem + warp_row0 * kLd);
-    // Walking from the last block down puts the blocks that need masking first.
-    for (int n_block = n_blocks - 1; n_block >= 0; --n_block) {
+    // Walking from the last block down puts the blocks that need masking first (a split tile's
+    // partial last key block is in its last part).
+    for (int n_block = blocks.end - blocks.begin - 1; n_block >= 0; --n_block) {
       n0 = n_block * kBlockN;
       ptx::cp_async_wait<0>();
       __syncthreads();  // K[n] has landed and every warp is done with V[n+1]
-      KvStream::load(v_base, v_seq + n0 * v_rs, v_rs, r.k_len - n0, s.head_dim, p.v.data);
+      KvStream::load(v_base, v_seq + n0 * v_rs, v_rs, k_len - n0, s.head_dim, p.v.data);
       ptx::cp_async_commit();
 
       float acc_s[kMTiles][kBlockN / 8][4];
@@ -107,9 +117,9 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
                                                                       kLd, lane);
       }
       const bool needs_mask =
-          n0 + kBlockN > r.k_len || (s.causal && n0 + kBlockN - 1 > m0 + r.k_len - r.q_len);
+          n0 + kBlockN > k_len || (s.causal && n0 + kBlockN - 1 > m0 + k_len - r.q_len);
       if (needs_mask) {
-        mask_scores(acc_s, m0 + warp_row0, n0, r.q_len, r.k_len, s.causal, lane);
+        mask_scores(acc_s, m0 + warp_row0, n0, r.q_len, k_len, s.causal, lane);
       }
       softmax.update(acc_s, acc_o, s.scale_log2);
       uint32_t p_frag[kMTiles][kBlockN / 16][4];
@@ -119,7 +129,7 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
       __syncthreads();  // V[n] has landed and every warp is done with K[n]
       if (n_block > 0) {
         const int next = n0 - kBlockN;
-        KvStream::load(k_base, k_seq + next * k_rs, k_rs, r.k_len - next, s.head_dim, p.k.data);
+        KvStream::load(k_base, k_seq + next * k_rs, k_rs, k_len - next, s.head_dim, p.k.data);
         ptx::cp_async_commit();
       }
       if constexpr (Tr::kKvSwizzled) {
@@ -133,6 +143,11 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
 
   float inv_sum[kMTiles][2], lse[kMTiles][2];
   softmax.finalize(s.scale, inv_sum, lse);
+  if (const int partial = fwd_cta_partial(p); partial >= 0) {
+    store_partial<kMTiles, kHeadDim, kBlockM>(p, partial, warp_row0, rows_valid, acc_o, inv_sum,
+                                              lse, lane);
+    return;
+  }
 
   // Each warp stages its own rows of O in its own rows of the Q tile (only it ever read them),
   // so a warp-level barrier suffices before the 16-byte stores.
@@ -171,9 +186,10 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
   }
 }
 
-/// Launches tile variant kVariant of the forward kernel with K/V layout kKvMode.
+/// Tile variant kVariant of the forward kernel in K/V layout kKvMode, with the attributes its
+/// launch needs set.
 template <typename T, int kHeadDim, int kVariant, int kKvMode>
-void launch_fwd(const FwdParams& params, cudaStream_t stream) {
+auto* configured_fwd_kernel() {
   using Tr = FwdTraits<kHeadDim, kVariant, kKvMode>;
   constexpr int kSmem = static_cast<int>(fwd_smem_bytes(kHeadDim, kVariant));
   auto* kernel = &fwd_kernel<T, kHeadDim, kVariant, kKvMode>;
@@ -185,34 +201,78 @@ void launch_fwd(const FwdParams& params, cudaStream_t stream) {
                                     cudaSharedmemCarveoutMaxShared),
                "cudaFuncSetAttribute (sm80 forward carveout)");
   }
-  const long long blocks = static_cast<long long>(params.num_m_blocks) * params.shape.batch *
-                           params.shape.heads;
-  kernel<<<static_cast<unsigned>(blocks), Tr::kThreads, kSmem, stream>>>(params);
+  return kernel;
+}
+
+/// Launches tile variant kVariant of the forward kernel in K/V layout kKvMode.
+template <typename T, int kHeadDim, int kVariant, int kKvMode>
+void launch_fwd(const FwdParams& params, cudaStream_t stream) {
+  using Tr = FwdTraits<kHeadDim, kVariant, kKvMode>;
+  constexpr int kSmem = static_cast<int>(fwd_smem_bytes(kHeadDim, kVariant));
+  auto* kernel = configured_fwd_kernel<T, kHeadDim, kVariant, kKvMode>();
+  const long long ctas =
+      params.split_tile0 +
+      static_cast<long long>(params.num_tiles - params.split_tile0) * params.split_parts;
+  kernel<<<static_cast<unsigned>(ctas), Tr::kThreads, kSmem, stream>>>(params);
   cuda_check(cudaGetLastError(), "the sm80 forward kernel launch");
 }
 
-/// Tile variant kVariant in the K/V layout the host chose (params.kv_mode); the swizzled ones
-/// are instantiated only where the variant has them.
-template <typename T, int kHeadDim, int kVariant>
-void launch_fwd_in_layout(const FwdParams& params, cudaStream_t stream) {
-  if constexpr (fwd_kv_swizzle_fits(kHeadDim, kVariant)) {
-    if (params.kv_mode == kKvSwizzled) {
-      return launch_fwd<T, kHeadDim, kVariant, kKvSwizzled>(params, stream);
-    }
-  }
-  launch_fwd<T, kHeadDim, kVariant, kKvPadded>(params, stream);
+/// CTAs of tile variant kVariant in K/V layout kKvMode one SM of the current device runs at a
+/// time, as the launch configures the kernel: its registers, which only ptxas knows, decide it as
+/// much as the tile.
+template <typename T, int kHeadDim, int kVariant, int kKvMode>
+int ctas_per_sm() {
+  int ctas = 0;
+  cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                 &ctas, configured_fwd_kernel<T, kHeadDim, kVariant, kKvMode>(),
+                 FwdTraits<kHeadDim, kVariant, kKvMode>::kThreads,
+                 static_cast<int>(fwd_smem_bytes(kHeadDim, kVariant))),
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor (sm80 forward)");
+  return ctas;
 }
 
-/// The forward kernel in the tile variant the host chose (params.tile_variant); variants the
-/// bucket lacks are not instantiated.
+/// Calls `f` with the kernel of tile variant kVariant in the K/V layout `kv_mode` as a
+/// std::integral_constant; the swizzled layout is instantiated only where the variant has it.
+template <int kHeadDim, int kVariant, typename F>
+decltype(auto) in_kv_layout(int kv_mode, F&& f) {
+  if constexpr (fwd_kv_swizzle_fits(kHeadDim, kVariant)) {
+    if (kv_mode == kKvSwizzled) return f(std::integral_constant<int, kKvSwizzled>{});
+  }
+  return f(std::integral_constant<int, kKvPadded>{});
+}
+
+/// Calls `f` with tile variant `tile_variant` and K/V layout `kv_mode` as std::integral_constants;
+/// variants the bucket lacks are not instantiated.
+template <int kHeadDim, typename F>
+decltype(auto) in_tile(int tile_variant, int kv_mode, F&& f) {
+  if constexpr (fwd_tile(kHeadDim, 1).block_m > 0) {
+    if (tile_variant == 1) {
+      return in_kv_layout<kHeadDim, 1>(
+          kv_mode, [&](auto mode) { return f(std::integral_constant<int, 1>{}, mode); });
+    }
+  }
+  return in_kv_layout<kHeadDim, 0>(
+      kv_mode, [&](auto mode) { return f(std::integral_constant<int, 0>{}, mode); });
+}
+
+/// The forward kernel in the tile variant and K/V layout the host chose (params.tile_variant,
+/// params.kv_mode).
 template <DType kDType, int kHeadDim>
 void run_fwd(const FwdParams& params, void* stream) {
   using T = typename CudaElement<kDType>::type;
   auto* s = static_cast<cudaStream_t>(stream);
-  if constexpr (fwd_tile(kHeadDim, 1).block_m > 0) {
-    if (params.tile_variant == 1) return launch_fwd_in_layout<T, kHeadDim, 1>(params, s);
-  }
-  launch_fwd_in_layout<T, kHeadDim, 0>(params, s);
+  in_tile<kHeadDim>(params.tile_variant, params.kv_mode, [&](auto variant, auto mode) {
+    launch_fwd<T, kHeadDim, decltype(variant)::value, decltype(mode)::value>(params, s);
+  });
+}
+
+/// CTAs per SM of the forward kernel in tile variant `tile_variant` and K/V layout `kv_mode`.
+template <DType kDType, int kHeadDim>
+int fwd_ctas_per_sm(int tile_variant, int kv_mode) {
+  using T = typename CudaElement<kDType>::type;
+  return in_tile<kHeadDim>(tile_variant, kv_mode, [](auto variant, auto mode) {
+    return ctas_per_sm<T, kHeadDim, decltype(variant)::value, decltype(mode)::value>();
+  });
 }
 
 }  // namespace flashvision::detail::sm80

@@ -38,11 +38,26 @@ struct FwdParams {
   float* lse = nullptr;     ///< optional; addressed by (seq, head, row) strides below
   int64_t lse_seq_stride = 0, lse_head_stride = 0, lse_row_stride = 0;
   int num_m_blocks = 0;
+  int num_tiles = 0;  ///< num_m_blocks x heads x sequences
   /// The kernel's tile variant (tile_config.h's fwd_tile), the host's pick for the device.
   int tile_variant = 0;
-  /// How K and V lie in shared memory and are copied there (FwdKvMode); the swizzled modes only
-  /// where the tile variant has them (tile_config.h's fwd_kv_swizzle_fits).
+  /// How K and V lie in shared memory (FwdKvMode); swizzled only where the tile variant has it
+  /// (tile_config.h's fwd_kv_swizzle_fits).
   int kv_mode = 0;
+  /// The split of the last wave's tiles over the keys (common/fwd_split.h): CTAs before
+  /// split_tile0 compute whole tiles, those from there on split_parts key ranges of each tile from
+  /// split_tile0 on, split_blocks key blocks each (the last range of a tile may have fewer). The
+  /// grid is split_tile0 + (num_tiles - split_tile0) * split_parts CTAs; without a split,
+  /// split_tile0 == num_tiles.
+  int split_tile0 = 0;
+  int split_parts = 1;
+  int split_blocks = 0;
+  /// Partial results of the split units in the layout common/fwd_combine.h reads: fp32 O
+  /// [unit][split_rows][split_cols] and LSE [unit][split_rows], unit = CTA - split_tile0.
+  float* split_o = nullptr;
+  float* split_lse = nullptr;
+  int split_rows = 0;  ///< the tile's block_m
+  int split_cols = 0;  ///< the head-dim bucket
 };
 
 /// Shared-memory layout of the forward's K and V tiles (fwd_kv_stream.cuh, fwd_kernel.cuh):

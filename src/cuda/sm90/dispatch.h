@@ -18,10 +18,6 @@ const char* compiled_buckets_text();
 void forward(DType dtype, int bucket, int block_m, int block_n, const FwdParams& params,
              void* stream);
 
-/// Merges the partial results of the split tiles of a forward whose kernel has run (params from
-/// split_tile0 on; nothing when no tile is split) into out and lse, on `stream`.
-void combine_split(DType dtype, const FwdParams& params, void* stream);
-
 /// Whether this build compiled the sm90 backward of the bucket (bwd_config.h lists the buckets it
 /// serves; FLASHVISION_HEAD_DIMS those compiled).
 bool bwd_bucket_compiled(int bucket);

@@ -18,8 +18,8 @@ struct FwdParams {
   int num_m_blocks = 0;
   int num_tiles = 0;  ///< num_m_blocks x heads x sequences
   /// Work units of the schedule: the tiles before split_tile0 whole, then split_parts key ranges
-  /// of each tile from split_tile0 on (the last wave's tiles, fwd_split.h). Without a split,
-  /// num_units == split_tile0 == num_tiles.
+  /// of each tile from split_tile0 on (the last wave's tiles, common/fwd_split.h). Without a
+  /// split, num_units == split_tile0 == num_tiles.
   int num_units = 0;
   int split_tile0 = 0;
   int split_parts = 1;
@@ -27,7 +27,7 @@ struct FwdParams {
   int grid_ctas = 0;     ///< persistent CTAs: min(num_units, SMs)
   /// Partial results of the split units (unit - split_tile0 indexes them): O normalized by the
   /// part's own sum, fp32 [unit][block rows][split_cols], and its LSE [unit][block rows]. The
-  /// combine kernel merges a tile's parts into out and lse.
+  /// combine kernel (common/fwd_combine.h) merges a tile's parts into out and lse.
   float* split_o = nullptr;
   float* split_lse = nullptr;
   int split_rows = 0;  ///< query rows of a tile (kBlockM)
