@@ -10,10 +10,10 @@ namespace flashvision::detail::sm80 {
 template <DType kDType, int kHeadDim>
 void run_fwd(const FwdParams& params, void* stream);
 
-/// CTAs of the forward's tile variant `tile_variant` (params.h) that one SM of the current device
-/// runs at a time.
+/// CTAs of the forward's tile variant `tile_variant` in K/V layout `kv_mode` (params.h) that one
+/// SM of the current device runs at a time.
 template <DType kDType, int kHeadDim>
-int fwd_ctas_per_sm(int tile_variant);
+int fwd_ctas_per_sm(int tile_variant, int kv_mode);
 
 /// Queues the main backward kernel (dK, dV and the fp32 dQ accumulation) on `stream`.
 template <DType kDType, int kHeadDim>
