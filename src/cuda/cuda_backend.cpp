@@ -279,8 +279,8 @@ int forward_tile_variant(int bucket, int device_index) {
 }
 
 /// The forward's K/V layout (params.h's FwdKvMode): swizzled where the tile variant has it
-/// (tile_config.h's fwd_kv_swizzle_fits: bucket 256), else padded; FLASHVISION_SM80_FWD_KV
-/// ("padded" or "swizzled") overrides where both exist.
+/// (tile_config.h's fwd_kv_swizzle_fits: buckets 64, 128, 256), else padded;
+/// FLASHVISION_SM80_FWD_KV ("padded" or "swizzled") overrides where both exist.
 int forward_kv_mode(int bucket, int tile_variant) {
   constexpr const char* kName = "FLASHVISION_SM80_FWD_KV";
   const char* value = std::getenv(kName);

@@ -100,6 +100,16 @@ __device__ __forceinline__ int thread_index_here() {
   return static_cast<int>(tid);
 }
 
+/// a ^ b by a volatile instruction: the compiler neither hoists it out of an enclosing loop nor
+/// merges it with an equal XOR elsewhere, so its result is live only up to its use (as a plain
+/// XOR of loop invariants it became one more register held across the loop, and at 255 that
+/// spilled).
+__device__ __forceinline__ uint32_t xor_here(uint32_t a, uint32_t b) {
+  uint32_t r;
+  asm volatile("xor.b32 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+
 /// Barrier among `threads` threads (a multiple of 32) on hardware barrier `id` (0 is
 /// __syncthreads'); with named_barrier_arrive it orders shared-memory writes before the arrival
 /// against reads after the sync.

@@ -1,9 +1,10 @@
 // sm80 forward kernel (FlashAttention-2 class): one CTA per (query block, head, sequence); each warp
 // owns kMTiles*16 query rows; S = Q K^T and O += P V on mma.sync with P kept in registers; K and V
 // stream through shared memory with cp.async so that loading V overlaps S and loading the next K
-// overlaps P V. At D = 256 K and V lie unpadded and XOR-swizzled (params.h's FwdKvMode). When
-// the host splits the last wave's tiles over the keys, the CTAs from split_tile0 on each compute
-// one key range of a tile and write a partial result for the combine (fwd_split_unit.cuh).
+// overlaps P V. At D = 64, 128 and 256 K and V lie unpadded and XOR-swizzled (params.h's
+// FwdKvMode). When the host splits the last wave's tiles over the keys, the CTAs from split_tile0
+// on each compute one key range of a tile and write a partial result for the combine
+// (fwd_split_unit.cuh).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -39,8 +40,13 @@ struct FwdTraits {
   static constexpr int kLd = padded(kHeadDim);
   static constexpr bool kKvSwizzled = kKvMode != kKvPadded;
   static constexpr int kKvLd = kKvSwizzled ? kHeadDim : kLd;
+  /// Swizzled K/V addresses (warp_gemm_swizzled.cuh's SwizzledB): four registers a lane where a
+  /// warp owns 16 rows (no XOR per load); one where it owns 32, whose kernel is at 255 registers.
+  static constexpr bool kKvLineRegisters = kMTiles == 1;
   static_assert(kBlockM > 0, "the bucket has this tile variant");
   static_assert(!kKvSwizzled || fwd_kv_swizzle_fits(kHeadDim, kVariant));
+  // The K and V tiles follow kBlockM and kBlockN padded rows: they start on 128-byte lines too.
+  static_assert(!kKvSwizzled || (kBlockM * kLd * 2 % 128 == 0 && kBlockN * kLd * 2 % 128 == 0));
   static_assert(kRowsPerWarp % 16 == 0 && kBlockN % 16 == 0 && kHeadDim % 16 == 0);
 };
 
@@ -51,7 +57,8 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
   using Tr = FwdTraits<kHeadDim, kVariant, kKvMode>;
   constexpr int kBlockM = Tr::kBlockM, kBlockN = Tr::kBlockN, kMTiles = Tr::kMTiles;
   constexpr int kLd = Tr::kLd, kDTiles = kHeadDim / 8;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
+  // 128-byte aligned: the swizzled B operand's addresses XOR bits of its rows' addresses.
+  extern __shared__ __align__(128) unsigned char smem_raw[];
   T* q_smem = reinterpret_cast<T*>(smem_raw);
   T* k_smem = q_smem + kBlockM * kLd;
   T* v_smem = k_smem + kBlockN * kLd;
@@ -110,8 +117,8 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
       float acc_s[kMTiles][kBlockN / 8][4];
       clear(acc_s);
       if constexpr (Tr::kKvSwizzled) {
-        warp_gemm_ss_swizzled_b<T, kMTiles, kBlockN / 8, kHeadDim, false, Tr::kKvLd>(
-            acc_s, q_warp, kLd, k_base, lane);
+        warp_gemm_ss_swizzled_b<T, kMTiles, kBlockN / 8, kHeadDim, false, Tr::kKvLd,
+                                Tr::kKvLineRegisters>(acc_s, q_warp, kLd, k_base, lane);
       } else {
         warp_gemm_ss<T, kMTiles, kBlockN / 8, kHeadDim, false, false>(acc_s, q_warp, kLd, k_base,
                                                                       kLd, lane);
@@ -133,8 +140,8 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
         ptx::cp_async_commit();
       }
       if constexpr (Tr::kKvSwizzled) {
-        warp_gemm_rs_swizzled_b<T, kMTiles, kDTiles, kBlockN, true, Tr::kKvLd>(acc_o, p_frag,
-                                                                              v_base, lane);
+        warp_gemm_rs_swizzled_b<T, kMTiles, kDTiles, kBlockN, true, Tr::kKvLd,
+                                Tr::kKvLineRegisters>(acc_o, p_frag, v_base, lane);
       } else {
         warp_gemm_rs<T, kMTiles, kDTiles, kBlockN, true>(acc_o, p_frag, v_base, kLd, lane);
       }

@@ -69,16 +69,14 @@ constexpr std::size_t fwd_smem_bytes(int head_dim, int variant = 0) {
 }
 
 /// Whether tile `variant` of a bucket can keep K and V unpadded and XOR-swizzled in shared memory
-/// (fwd_kv_stream.cuh, warp_gemm_swizzled.cuh): rows of whole 128-byte lines, copy passes of a
-/// multiple of 4 rows with every thread busy, and warps of 16 query rows. The
-/// swizzled B operand takes four address registers where the padded one takes one: with 32 rows a
-/// warp (D = 128, D = 64) the kernel, already at 255 registers, spilled 68-104 bytes (ptxas,
-/// sm_90). The allocation stays fwd_smem_bytes.
+/// (fwd_kv_stream.cuh, warp_gemm_swizzled.cuh): rows of whole 128-byte lines and copy passes of a
+/// multiple of 4 rows with every thread busy (D = 64, 128, 256; not 192: its 24 chunks a row do
+/// not divide 256 threads). The allocation stays fwd_smem_bytes.
 constexpr bool fwd_kv_swizzle_fits(int head_dim, int variant) {
   const FwdTile t = fwd_tile(head_dim, variant);
   const int chunks = head_dim / 8, threads = t.warps * 32;
-  return head_dim <= kFwdMaxHeadDim && t.block_m > 0 && t.block_m / t.warps == 16 &&
-         head_dim % 64 == 0 && threads % chunks == 0 && (threads / chunks) % 4 == 0;
+  return head_dim <= kFwdMaxHeadDim && t.block_m > 0 && head_dim % 64 == 0 &&
+         threads % chunks == 0 && (threads / chunks) % 4 == 0;
 }
 
 /// Shared memory the runtime reserves per CTA on sm80 and newer (cudaDevAttrReservedSharedMemory

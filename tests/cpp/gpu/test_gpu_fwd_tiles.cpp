@@ -5,8 +5,11 @@
 // picks the K/V layout (params.h's FwdKvMode) where the variant has both.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <string>
+#include <utility>
 
 #include "attention_check.h"
 #include "cuda/sm80/tile_config.h"
@@ -50,14 +53,17 @@ TEST(FwdTileVariant, SharedMemoryOfTheTwoCtaTile) {
   EXPECT_GT(2 * (fwd_smem_bytes(256, 1) + 1024), kA100Sm);
 }
 
-TEST(FwdKvSwizzle, OnlyWhereWarpsOwn16RowsOfWholeLines) {
-  // Bucket 256 in both variants (8 and 4 warps of 16 rows); the 32-row warps of the other buckets
-  // would spill with the swizzle's address registers, and 192 has no whole copy passes.
-  EXPECT_TRUE(fwd_kv_swizzle_fits(256, 0));
-  EXPECT_TRUE(fwd_kv_swizzle_fits(256, 1));
+TEST(FwdKvSwizzle, OnlyWhereRowsAreWholeLinesAndCopyPassesWhole) {
+  // Buckets 64 (both variants, 4 warps of 32 rows), 128 (4 warps of 32 rows) and 256 (8 and 4
+  // warps of 16 rows). 192's 24 chunks a row do not divide 256 threads into whole copy passes;
+  // the other buckets' rows are not whole 128-byte lines.
+  const std::pair<int, int> fits[] = {{64, 0}, {64, 1}, {128, 0}, {256, 0}, {256, 1}};
   for (int dim : kHeadDimBuckets) {
-    if (dim == 256) continue;
-    for (int variant : {0, 1}) EXPECT_FALSE(fwd_kv_swizzle_fits(dim, variant)) << dim;
+    for (int variant : {0, 1}) {
+      const bool expected = std::find(std::begin(fits), std::end(fits),
+                                      std::pair<int, int>{dim, variant}) != std::end(fits);
+      EXPECT_EQ(fwd_kv_swizzle_fits(dim, variant), expected) << dim << " variant " << variant;
+    }
   }
 }
 
@@ -91,32 +97,37 @@ TEST_P(GpuFwdTileVariants, EveryVariantMatchesTheReference) {
 }
 
 TEST_P(GpuFwdTileVariants, EveryKvModeMatchesTheReference) {
-  // Each layout in both tile variants of bucket 256: full and partial key tiles (keys 1, 63 and
-  // 129 leave 1, 63 and 1 rows of the last 64-key tile), head dims below the bucket (zero-filled columns; a non-zero one would leak into P V),
-  // a partial query tile, GQA, causal with rows that see no key, varlen. The modes fall back to
-  // padded K and V elsewhere, which D = 64 checks.
+  // Each layout in both tile variants of the swizzled buckets 64, 128 and 256: full and partial
+  // key tiles (keys 1, 63, 129 and 200 leave 1, 63, 1 and 8 rows of the last 64-key tile, 1, 63,
+  // 1 and 72 of the last 128-key one), head dims below the bucket (zero-filled columns; a non-zero
+  // one would leak into P V), a full and a partial query tile, GQA, causal with rows that see no
+  // key, varlen. The modes fall back to padded K and V elsewhere, which D = 96 checks (and bucket
+  // 128 in variant 1, which it lacks).
   for (const char* mode : {"padded", "swizzled"}) {
     for (const char* variant : {"0", "1"}) {
       ScopedEnv kv_env(kKvVar, mode);
       ScopedEnv tile_env(kVariantVar, variant);
       SCOPED_TRACE(std::string(kKvVar) + "=" + mode + " " + kVariantVar + "=" + variant);
-      for (const int64_t dim : {64, 200, 248, 256}) {
+      for (const int64_t dim : {56, 64, 96, 120, 128, 200, 248, 256}) {
         for (const int64_t keys : {1, 63, 129, 200}) {
           SCOPED_TRACE("D=" + std::to_string(dim) + " Nk=" + std::to_string(keys));
-          AttentionCase c = dense_case(dtype(), 100, keys, dim);
+          AttentionCase c = dense_case(dtype(), 160, keys, dim);
           c.heads = 4;
           c.heads_kv = 2;
           check_forward(target(), c);
         }
       }
-      AttentionCase causal = dense_case(dtype(), 333, 150, 256);
-      causal.causal = true;
-      check_forward(target(), causal);
-      AttentionCase varlen = dense_case(dtype(), 0, 0, 256);
-      varlen.seqlens_q = {260, 1, 0, 129};
-      varlen.seqlens_k = {131, 7, 5, 300};
-      varlen.causal = true;
-      check_forward(target(), varlen);
+      for (const int64_t dim : {64, 128, 256}) {
+        SCOPED_TRACE("D=" + std::to_string(dim));
+        AttentionCase causal = dense_case(dtype(), 333, 150, dim);
+        causal.causal = true;
+        check_forward(target(), causal);
+        AttentionCase varlen = dense_case(dtype(), 0, 0, dim);
+        varlen.seqlens_q = {260, 1, 0, 129};
+        varlen.seqlens_k = {131, 7, 5, 300};
+        varlen.causal = true;
+        check_forward(target(), varlen);
+      }
     }
   }
 }
