@@ -20,6 +20,7 @@
 #include "cuda/sm80/bwd_split.h"
 #include "cuda/sm80/dispatch.h"
 #include "cuda/sm80/dq_layout.h"
+#include "cuda/sm80/kv_layout.h"
 #include "cuda/sm80/params.h"
 #include "cuda/sm80/tile_config.h"
 #include "flashvision/error.h"
@@ -278,13 +279,15 @@ int forward_tile_variant(int bucket, int device_index) {
   return std::min(best, tile_variant_cap("FLASHVISION_SM80_FWD_TILE", sm80::kFwdTileVariants));
 }
 
-/// The forward's K/V layout (params.h's FwdKvMode): swizzled where the tile variant has it
-/// (tile_config.h's fwd_kv_swizzle_fits: buckets 64, 128, 256), else padded;
-/// FLASHVISION_SM80_FWD_KV ("padded" or "swizzled") overrides where both exist.
-int forward_kv_mode(int bucket, int tile_variant) {
+/// The forward's K/V layout (params.h's FwdKvMode) on device `device_index`: tile_config.h's
+/// fwd_kv_swizzle_default picks; FLASHVISION_SM80_FWD_KV ("padded" or "swizzled") overrides where
+/// the tile variant has both (fwd_kv_swizzle_fits: buckets 64, 128, 256).
+int forward_kv_mode(int bucket, int tile_variant, int device_index) {
   constexpr const char* kName = "FLASHVISION_SM80_FWD_KV";
   const char* value = std::getenv(kName);
-  int mode = sm80::kKvSwizzled;
+  int mode = sm80::fwd_kv_swizzle_default(bucket, tile_variant, device_info(device_index).major)
+                 ? sm80::kKvSwizzled
+                 : sm80::kKvPadded;
   if (value != nullptr && *value != '\0') {
     const std::string text(value);
     if (text == "padded") {
@@ -435,7 +438,7 @@ void cuda_forward(const Problem& p) {
   sm80::FwdParams params;
   set_common_params(params, p);
   params.tile_variant = forward_tile_variant(bucket, p.device_index);
-  params.kv_mode = forward_kv_mode(bucket, params.tile_variant);
+  params.kv_mode = forward_kv_mode(bucket, params.tile_variant, p.device_index);
   params.num_m_blocks =
       static_cast<int>(ceil_div(p.seqlen_q, sm80::fwd_tile(bucket, params.tile_variant).block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "attention_check.h"
+#include "cuda/sm80/kv_layout.h"
 #include "cuda/sm80/tile_config.h"
 #include "cuda_target.h"
 #include "scoped_env.h"
@@ -19,6 +20,7 @@
 namespace flashvision::testing {
 namespace {
 
+using detail::sm80::fwd_kv_swizzle_default;
 using detail::sm80::fwd_kv_swizzle_fits;
 using detail::sm80::fwd_smem_bytes;
 using detail::sm80::fwd_tile;
@@ -65,6 +67,19 @@ TEST(FwdKvSwizzle, OnlyWhereRowsAreWholeLinesAndCopyPassesWhole) {
       EXPECT_EQ(fwd_kv_swizzle_fits(dim, variant), expected) << dim << " variant " << variant;
     }
   }
+}
+
+TEST(FwdKvSwizzle, ByDefaultWhereItFitsButBucket64sWideTileBeforeHopper) {
+  for (int dim : kHeadDimBuckets) {
+    for (int variant : {0, 1}) {
+      EXPECT_EQ(fwd_kv_swizzle_default(dim, variant, 9), fwd_kv_swizzle_fits(dim, variant)) << dim;
+      const bool before_hopper = fwd_kv_swizzle_fits(dim, variant) && !(dim == 64 && variant == 1);
+      EXPECT_EQ(fwd_kv_swizzle_default(dim, variant, 8), before_hopper) << dim;
+    }
+  }
+  EXPECT_FALSE(fwd_kv_swizzle_default(64, 1, 8));
+  EXPECT_TRUE(fwd_kv_swizzle_default(64, 1, 9));
+  EXPECT_TRUE(fwd_kv_swizzle_default(128, 0, 8));
 }
 
 class GpuFwdTileVariants : public GpuKernelTest {};
