@@ -1,4 +1,4 @@
-// The sm90 forward with its last wave split over the keys (src/cuda/sm90/fwd_split.h): each part
+// The sm90 forward with its last wave split over the keys (src/cuda/common/fwd_split.h): each part
 // of a tile writes a partial O and LSE to a workspace and a combine kernel merges them.
 // FLASHVISION_SM90_FWD_SPLIT forces the part count, so that small shapes (fewer tiles than SMs:
 // all of them in the partial wave) take the split: parts whose keys end inside a block, partial
