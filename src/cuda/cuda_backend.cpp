@@ -551,6 +551,62 @@ int backward_splits(const Problem& p, const sm80::BwdParams& params, int block_m
                                 partial_bytes);
 }
 
+/// What FLASHVISION_SM80_BWD_TAIL_SPLIT asks of the sm80 backward's last-wave split (bwd_split.h):
+/// "auto" or unset: the model's choice; "0": never; "1": the model's best split even where it does
+/// not pay; "2".."128": the last wave's tiles in that many parts.
+int backward_tail_request() {
+  constexpr const char* kName = "FLASHVISION_SM80_BWD_TAIL_SPLIT";
+  const char* value = std::getenv(kName);
+  if (value == nullptr || *value == '\0') return sm80::kBwdTailAuto;
+  const std::string text(value);
+  if (text == "auto") return sm80::kBwdTailAuto;
+  const bool digits = text.size() <= 3 && text.find_first_not_of("0123456789") == std::string::npos;
+  const int parts = digits ? std::stoi(text) : -1;
+  if (!digits || parts > sm80::kBwdMaxSplits) {
+    throw Error(std::string(kName) + " is \"" + text +
+                "\", expected auto, 0 (no split), 1 (the model's best split) or a part count 2.." +
+                std::to_string(sm80::kBwdMaxSplits));
+  }
+  return parts;
+}
+
+/// Whether `request` (backward_tail_request) forces a last-wave split on p: then it replaces the
+/// query split of small grids, so that a forced split runs on any grid (deterministic ones keep
+/// theirs and no tail split).
+bool backward_tail_forced(const Problem& p, int request) {
+  return request >= sm80::kBwdTailOn && !p.deterministic;
+}
+
+/// The last-wave split of the sm80 backward for p and `request` (bwd_split.h): sets the tail fields
+/// of `params` (num_n_blocks and num_splits filled in) for `tile` and returns the floats of its
+/// partial dK (as many for dV; 0 without a split). Non-deterministic grids the query split leaves
+/// whole; in auto mode dense non-causal ones only, whose tiles all walk as many query blocks as
+/// the model assumes (a forced split runs any).
+std::size_t set_backward_tail_split(const Problem& p, int request, const sm80::BwdTile& tile,
+                                    sm80::BwdParams& params) {
+  const int64_t tiles = int64_t{params.num_n_blocks} * p.batch * p.heads_kv;
+  params.tail_tile0 = static_cast<int>(tiles);
+  params.tail_parts = 1;
+  params.tail_block_n = tile.block_n;
+  if (request == sm80::kBwdTailOff || p.deterministic || params.num_splits > 1) return 0;
+  if (request == sm80::kBwdTailAuto && (p.causal || p.varlen)) return 0;
+  sm80::BwdTailGeometry g;
+  g.tiles = tiles;
+  g.slots = int64_t{sm80::kBwdCtasPerSm} * device_info(p.device_index).sm_count;
+  g.query_blocks = ceil_div(p.seqlen_q, tile.block_m);
+  g.group = p.heads / p.heads_kv;
+  g.block_m = tile.block_m;
+  g.block_n = tile.block_n;
+  g.head_dim = sm80::head_dim_bucket(p.head_dim);
+  g.costs = sm80::kBwdTailCosts;
+  const sm80::BwdTailSplit split = sm80::bwd_tail_split(g, request);
+  const int64_t ctas = split.tile0 + (tiles - split.tile0) * split.parts;
+  if (split.parts <= 1 || ctas > INT32_MAX) return 0;
+  params.tail_tile0 = static_cast<int>(split.tile0);
+  params.tail_parts = split.parts;
+  return static_cast<std::size_t>((tiles - split.tile0) * split.parts * tile.block_n * p.head_dim);
+}
+
 /// The backward's parameters without the workspace pointers, and how its workspace divides.
 struct BackwardPlan {
   sm80::BwdParams params;
@@ -561,7 +617,9 @@ struct BackwardPlan {
   const Problem* problem = nullptr;  ///< what the plan is for (the Hopper path's tensor maps)
   std::size_t dq_floats = 0;         ///< fp32 dQ accumulator
   std::size_t dvec_floats = 0;       ///< rowsum(dO * O) per query row and head
-  std::size_t partial_floats = 0;    ///< all splits' partial dK (and as many for dV); 0 unsplit
+  /// all splits' partial dK (and as many for dV): the query split's or the last-wave split's; 0
+  /// unsplit
+  std::size_t partial_floats = 0;
 
   std::size_t workspace_bytes() const {  // dQ, the partials, then D and LSE * log2(e) per row
     return (dq_floats + 2 * dvec_floats + 2 * partial_floats) * sizeof(float);
@@ -604,13 +662,17 @@ BackwardPlan plan_backward(const Problem& p, bool sm90) {
   const sm80::BwdTile tile = sm80::bwd_tile(plan.bucket, params.tile_variant);
   params.num_n_blocks =
       static_cast<int>(ceil_div(p.seqlen_k, sm90 ? sm90_backward_block_n() : tile.block_n));
-  params.num_splits =
-      params.num_n_blocks > 0 && !sm90 ? backward_splits(p, params, tile.block_m) : 1;
+  const int tail_request = backward_tail_request();
+  params.num_splits = params.num_n_blocks > 0 && !sm90 && !backward_tail_forced(p, tail_request)
+                          ? backward_splits(p, params, tile.block_m)
+                          : 1;
   plan.dq_floats = static_cast<std::size_t>(p.heads * params.dq_head_rows * p.head_dim);
   plan.dvec_floats = static_cast<std::size_t>(p.heads * params.accum_rows);
   if (params.num_splits > 1) {
     plan.partial_floats =
         static_cast<std::size_t>(params.num_splits * p.heads_kv * params.partial_rows * p.head_dim);
+  } else if (!sm90 && params.num_n_blocks > 0) {
+    plan.partial_floats = set_backward_tail_split(p, tail_request, tile, params);
   }
   return plan;
 }
@@ -667,7 +729,9 @@ void run_backward(BackwardPlan& plan, float* workspace, void* stream) {
       sm80::backward_main(plan.dtype, plan.bucket, params, stream);
     }
   }
-  if (params.num_splits > 1) sm80::backward_reduce_dkdv(plan.dtype, params, stream);
+  if (params.num_splits > 1 || params.tail_parts > 1) {
+    sm80::backward_reduce_dkdv(plan.dtype, params, stream);
+  }
   if (has_queries) sm80::backward_convert_dq(plan.dtype, params, stream);
 }
 

@@ -1,7 +1,7 @@
 // The small backward kernels around the main one: D = rowsum(dO * O) and LSE in log2 units before
 // it; after it, the fp32 dQ accumulator scaled and converted to the storage dtype, and (when the
-// main kernel split the query blocks) the fp32 partial dK, dV summed and converted. All are
-// memory-bound and independent of the head-dim bucket.
+// main kernel split the query blocks, of every tile or of the last wave's) the fp32 partial dK, dV
+// summed and converted. All are memory-bound and independent of the head-dim bucket.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -145,6 +145,41 @@ __global__ void __launch_bounds__(kAuxThreads)
   }
 }
 
+/// One thread per 8 columns of one key row of one tile of a last-wave split (params.h's
+/// tail_tile0): the tile's tail_parts partial dK and dV, CTA-major, summed in part order and
+/// converted. Rows past the sequence's keys were not written and are skipped.
+template <typename T>
+__global__ void __launch_bounds__(kAuxThreads)
+    bwd_reduce_tail_kernel(const __grid_constant__ BwdParams p) {
+  const ShapeParams& s = p.shape;
+  const int chunks_per_row = s.head_dim / 8;
+  const int64_t tail_tiles = int64_t{p.num_n_blocks} * s.batch * s.heads_kv - p.tail_tile0;
+  const int64_t total = tail_tiles * p.tail_block_n * chunks_per_row;
+  const int64_t part_stride = int64_t{p.tail_block_n} * s.head_dim;
+  for (int64_t item = static_cast<int64_t>(blockIdx.x) * kAuxThreads + threadIdx.x; item < total;
+       item += static_cast<int64_t>(gridDim.x) * kAuxThreads) {
+    const int col = static_cast<int>(item % chunks_per_row) * 8;
+    const int64_t rest = item / chunks_per_row;
+    const int key = static_cast<int>(rest % p.tail_block_n);
+    const int64_t tail_tile = rest / p.tail_block_n;
+    // Tiles run key block fastest, then kv head, then sequence (bwd_kernel.cuh's cta_tile).
+    const int64_t tile = p.tail_tile0 + tail_tile;
+    const int n_block = static_cast<int>(tile % p.num_n_blocks);
+    const int64_t bh = tile / p.num_n_blocks;
+    const int head_kv = static_cast<int>(bh % s.heads_kv);
+    const int seq = static_cast<int>(bh / s.heads_kv);
+    const SeqRange r = seq_range(s, seq);
+    const int row = n_block * p.tail_block_n + key;
+    if (row >= r.k_len) continue;
+    const int64_t offset = (tail_tile * p.tail_parts * p.tail_block_n + key) * s.head_dim + col;
+    float sum[8];
+    sum_splits(p.dk_partial, p.tail_parts, part_stride, offset, sum);
+    store_chunk<T>(operand_at<T>(p.dk, seq, r.k_begin + row, head_kv) + col, sum, s.scale);
+    sum_splits(p.dv_partial, p.tail_parts, part_stride, offset, sum);
+    store_chunk<T>(operand_at<T>(p.dv, seq, r.k_begin + row, head_kv) + col, sum, 1.0f);
+  }
+}
+
 /// Blocks of kAuxThreads for `items` one-thread items; grid-stride beyond 65,536 blocks.
 unsigned aux_blocks(int64_t items) {
   const int64_t blocks = (items + kAuxThreads - 1) / kAuxThreads;
@@ -177,6 +212,16 @@ template <DType kDType>
 void run_bwd_reduce_dkdv(const BwdParams& params, void* stream) {
   using T = typename CudaElement<kDType>::type;
   const ShapeParams& s = params.shape;
+  if (params.tail_parts > 1) {
+    const int64_t tail_tiles =
+        int64_t{params.num_n_blocks} * s.batch * s.heads_kv - params.tail_tile0;
+    const int64_t items = tail_tiles * params.tail_block_n * (s.head_dim / 8);
+    if (items == 0) return;
+    bwd_reduce_tail_kernel<T><<<aux_blocks(items), kAuxThreads, 0,
+                                static_cast<cudaStream_t>(stream)>>>(params);
+    cuda_check(cudaGetLastError(), "the sm80 dK/dV tail reduce launch");
+    return;
+  }
   const int64_t items = int64_t{s.batch} * s.seqlen_k * s.heads_kv * (s.head_dim / 8);
   if (items == 0) return;
   bwd_reduce_dkdv_kernel<T><<<aux_blocks(items), kAuxThreads, 0,

@@ -10,7 +10,9 @@
 // its range and wraps around, so that CTAs running at once add into different dQ rows.
 // When (key blocks x kv heads x sequences) cannot fill the GPU, the host splits the query blocks
 // over num_splits CTAs per key block: each walks a contiguous share and writes fp32 partial dK, dV
-// that the reduce kernel (bwd_aux.cu) sums in split order.
+// that the reduce kernel (bwd_aux.cu) sums in split order. On larger grids whose last wave is
+// partial, the host may split only the tiles of that wave (params.tail_parts): the unsplit kernel
+// runs the others and the split kernel, launched after it, the tail's parts.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -571,6 +573,12 @@ __device__ __forceinline__ void store_kv_partial(float* ws, const float (&acc)[k
   }
 }
 
+/// CTAs per tile of the split kernel: the parts of a last-wave split, else the grid's query
+/// splits.
+__device__ __forceinline__ int split_count(const BwdParams& p) {
+  return p.tail_parts > 1 ? p.tail_parts : p.num_splits;
+}
+
 /// The CTA's query split: the fastest part of the grid. Re-read from blockIdx where needed rather
 /// than kept in a register through the query loop, which runs at the register limit.
 template <bool kSplit>
@@ -578,7 +586,19 @@ __device__ __forceinline__ int query_split(const BwdParams& p) {
   if (!kSplit) return 0;
   unsigned cta;
   asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(cta));  // volatile: not hoisted out of the loop
-  return static_cast<int>(cta % static_cast<unsigned>(p.num_splits));
+  return static_cast<int>(cta % static_cast<unsigned>(split_count(p)));
+}
+
+/// The first row of the split CTA's fp32 partial dK, dV for key block n0 of (seq, head_kv): in a
+/// last-wave split its own kBlockN rows (CTA-major, params.h); else kv-head-major per query split
+/// over all keys, sequences stacked (dense) or packed (varlen).
+template <int kBlockN>
+__device__ __forceinline__ int64_t partial_first_row(const BwdParams& p, const SeqRange& r, int seq,
+                                                     int head_kv, int n0) {
+  if (p.tail_parts > 1) return int64_t{blockIdx.x} * kBlockN;
+  const ShapeParams& sh = p.shape;
+  const int64_t seq_row = sh.cu_seqlens_k != nullptr ? r.k_begin : int64_t{seq} * sh.seqlen_k;
+  return (int64_t{query_split<true>(p)} * sh.heads_kv + head_kv) * p.partial_rows + seq_row + n0;
 }
 
 /// Query blocks [first, first + count) that one CTA walks for one key block.
@@ -636,7 +656,7 @@ __device__ __forceinline__ void bwd_key_block(const BwdParams& p,
       sh.head_dim, p.v.data);
 
   const QueryBlockRange range = query_block_range(p, r, n0, query_split<kSplit>(p),
-                                                  kSplit ? p.num_splits : 1, Tr::kBlockM);
+                                                  kSplit ? split_count(p) : 1, Tr::kBlockM);
   const int m_first = range.first, m_count = range.count;
   const int m_end = m_first + m_count;
   // Each head's walk starts here and wraps around at m_end (query_stagger, params.h).
@@ -693,10 +713,7 @@ __device__ __forceinline__ void bwd_key_block(const BwdParams& p,
   }
   ptx::cp_async_wait<0>();
   if constexpr (kSplit) {
-    // Partial rows: kv-head-major per split, sequences stacked (dense) or packed (varlen).
-    const int64_t seq_row = sh.cu_seqlens_k != nullptr ? r.k_begin : int64_t{seq} * sh.seqlen_k;
-    const int64_t first =
-        (int64_t{query_split<kSplit>(p)} * sh.heads_kv + head_kv) * p.partial_rows + seq_row + n0;
+    const int64_t first = partial_first_row<Tr::kBlockN>(p, r, seq, head_kv, n0);
     store_kv_partial<kMT, kNT>(p.dk_partial, acc_dk, first, key0, dim0, keys_valid, sh.head_dim,
                                lane);
     store_kv_partial<kMT, kNT>(p.dv_partial, acc_dv, first, key0, dim0, keys_valid, sh.head_dim,
@@ -742,7 +759,7 @@ __device__ __forceinline__ void bwd_key_block_groups(const BwdParams& p,
       sh.head_dim, p.v.data);
 
   const QueryBlockRange range =
-      query_block_range(p, r, n0, query_split<kSplit>(p), kSplit ? p.num_splits : 1, Tr::kBlockM);
+      query_block_range(p, r, n0, query_split<kSplit>(p), kSplit ? split_count(p) : 1, Tr::kBlockM);
   const int m_first = range.first, m_count = range.count;
   const int m_end = m_first + m_count;
   const int m_start = m_count > 0 ? m_first + n_block % p.query_stagger % m_count : m_first;
@@ -804,9 +821,7 @@ __device__ __forceinline__ void bwd_key_block_groups(const BwdParams& p,
   }
   ptx::cp_async_wait<0>();
   if constexpr (kSplit) {
-    const int64_t seq_row = sh.cu_seqlens_k != nullptr ? r.k_begin : int64_t{seq} * sh.seqlen_k;
-    const int64_t first =
-        (int64_t{query_split<kSplit>(p)} * sh.heads_kv + head_kv) * p.partial_rows + seq_row + n0;
+    const int64_t first = partial_first_row<Tr::kBlockN>(p, r, seq, head_kv, n0);
     store_kv_partial<kMT, kNT>(group == 0 ? p.dv_partial : p.dk_partial, acc, first, key0, dim0,
                                keys_valid, sh.head_dim, lane);
   } else {
@@ -814,6 +829,15 @@ __device__ __forceinline__ void bwd_key_block_groups(const BwdParams& p,
                                r.k_begin + n0, head_kv, key0, dim0, keys_valid, sh.head_dim, lane);
   }
   __syncthreads();  // the next key block of this CTA reuses the K, V, dS^T tiles and slot 0
+}
+
+/// The tile (key block, kv head, sequence; or in deterministic mode kv head, sequence) of the
+/// CTA: the split kernel runs split_count CTAs per tile, from tail_tile0 on in a last-wave split.
+template <bool kSplit>
+__device__ __forceinline__ int cta_tile(const BwdParams& p) {
+  if (!kSplit) return static_cast<int>(blockIdx.x);
+  if (p.tail_parts > 1) return p.tail_tile0 + static_cast<int>(blockIdx.x) / p.tail_parts;
+  return static_cast<int>(blockIdx.x) / p.num_splits;
 }
 
 /// Grid: (query split, key block, kv head, sequence) folded into x, the split fastest; in
@@ -824,7 +848,7 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim, kVariant>::kThreads)
     bwd_kernel(const __grid_constant__ BwdParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const BwdSmem<T, kHeadDim, kVariant> sm(smem_raw);
-  const int tile = static_cast<int>(kSplit ? blockIdx.x / p.num_splits : blockIdx.x);
+  const int tile = cta_tile<kSplit>(p);
   const int blocks_per_head = p.deterministic ? 1 : p.num_n_blocks;
   const int bh = tile / blocks_per_head;
   const int head_kv = bh % p.shape.heads_kv, seq = bh / p.shape.heads_kv;
@@ -848,20 +872,32 @@ auto* bwd_kernel_for(int roles) {
   return &bwd_kernel<T, kHeadDim, kVariant, kSplit, kRolesShared>;
 }
 
-/// Launches tile variant kVariant of the main kernel.
+/// Launches tile variant kVariant of the main kernel: the unsplit or split kernel over the whole
+/// grid, or with a last-wave split the unsplit kernel over the tiles before tail_tile0 and then
+/// the split kernel over the tail's parts.
 template <typename T, int kHeadDim, int kVariant>
 void launch_bwd(const BwdParams& params, cudaStream_t stream) {
   using Tr = BwdTraits<kHeadDim, kVariant>;
   constexpr int kSmem = static_cast<int>(bwd_smem_bytes(kHeadDim, kVariant));
-  auto* kernel = bwd_kernel_for<T, kHeadDim, kVariant, false>(params.warp_roles);
-  if (params.num_splits > 1)
-    kernel = bwd_kernel_for<T, kHeadDim, kVariant, true>(params.warp_roles);
-  cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
-             "cudaFuncSetAttribute (sm80 backward)");
-  const long long blocks = static_cast<long long>(params.deterministic ? 1 : params.num_n_blocks) *
-                           params.shape.batch * params.shape.heads_kv * params.num_splits;
-  kernel<<<static_cast<unsigned>(blocks), Tr::kThreads, kSmem, stream>>>(params);
-  cuda_check(cudaGetLastError(), "the sm80 backward kernel launch");
+  const auto launch = [&](auto* kernel, long long ctas) {
+    if (ctas <= 0) return;
+    cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
+               "cudaFuncSetAttribute (sm80 backward)");
+    kernel<<<static_cast<unsigned>(ctas), Tr::kThreads, kSmem, stream>>>(params);
+    cuda_check(cudaGetLastError(), "the sm80 backward kernel launch");
+  };
+  auto* unsplit = bwd_kernel_for<T, kHeadDim, kVariant, false>(params.warp_roles);
+  auto* split = bwd_kernel_for<T, kHeadDim, kVariant, true>(params.warp_roles);
+  const long long tiles = static_cast<long long>(params.deterministic ? 1 : params.num_n_blocks) *
+                          params.shape.batch * params.shape.heads_kv;
+  if (params.tail_parts > 1) {
+    launch(unsplit, params.tail_tile0);
+    launch(split, (tiles - params.tail_tile0) * params.tail_parts);
+  } else if (params.num_splits > 1) {
+    launch(split, tiles * params.num_splits);
+  } else {
+    launch(unsplit, tiles);
+  }
 }
 
 /// The main kernel in the tile variant the host chose (params.tile_variant); variants the bucket

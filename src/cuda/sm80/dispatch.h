@@ -23,7 +23,7 @@ void backward_main(DType dtype, int bucket, const BwdParams& params, void* strea
 void backward_preprocess(DType dtype, const BwdParams& params, void* stream);
 /// params.dq_accum * scale into dq.
 void backward_convert_dq(DType dtype, const BwdParams& params, void* stream);
-/// The split partials into dk and dv (params.num_splits > 1).
+/// The split partials into dk and dv (params.num_splits > 1 or params.tail_parts > 1).
 void backward_reduce_dkdv(DType dtype, const BwdParams& params, void* stream);
 
 }  // namespace flashvision::detail::sm80

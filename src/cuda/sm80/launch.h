@@ -27,7 +27,8 @@ void run_bwd_preprocess(const BwdParams& params, void* stream);
 template <DType kDType>
 void run_bwd_convert_dq(const BwdParams& params, void* stream);
 
-/// Queues dK = scale * sum of the split partials and dV = their sum, in the storage dtype.
+/// Queues dK = scale * sum of the split partials (of the whole grid or of the last-wave split's
+/// tiles) and dV = their sum, in the storage dtype.
 template <DType kDType>
 void run_bwd_reduce_dkdv(const BwdParams& params, void* stream);
 

@@ -105,6 +105,16 @@ struct BwdParams {
   int query_stagger = 1;
   /// How the main kernel's warps share a step's work (BwdWarpRoles).
   int warp_roles = 0;
+  /// The split of the last wave (bwd_split.h's bwd_tail_split; non-deterministic grids that
+  /// num_splits leaves whole): the tiles (key block fastest, then kv head, then sequence) before
+  /// tail_tile0 run unsplit, and the split kernel runs each tile from tail_tile0 on as tail_parts
+  /// CTAs, each over a contiguous share of the query blocks, CTA c on tile tail_tile0 + c /
+  /// tail_parts. Their fp32 partial dK, dV go to dk_partial, dv_partial by CTA,
+  /// [c][tail_block_n][head_dim], and the reduce kernel sums a tile's parts in order. tail_parts ==
+  /// 1: no tail split.
+  int tail_tile0 = 0;
+  int tail_parts = 1;
+  int tail_block_n = 0;  ///< keys of a tile (the tile variant's block_n)
 };
 
 /// BwdParams::warp_roles: every warp computes tiles of every GEMM (shared), or two groups of half
