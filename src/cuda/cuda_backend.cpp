@@ -337,19 +337,33 @@ cudaMemPool_t split_pool(int device) {
   return pool;
 }
 
-/// Runs `run(workspace)`, which queues a forward and its combine on p's stream, with `bytes` of
-/// split partials from split_pool (nullptr when bytes is 0). The partials live only between the
+/// Split units of `params` (sm80 or sm90 forward parameters, whose split fields have the same
+/// names): the key-range parts of the last wave's tiles, each with its own partial O and LSE;
+/// 0 without a split.
+template <typename Params>
+std::size_t split_units(const Params& params) {
+  return static_cast<std::size_t>(params.num_tiles - params.split_tile0) * params.split_parts;
+}
+
+/// Runs `run()`, which queues a forward and its combine on p's stream, with the split partials of
+/// `params` placed in a workspace from split_pool: every split unit's fp32 O (rows x columns),
+/// then every unit's LSE (rows). No workspace without a split. The partials live only between the
 /// kernel and the combine: a stream-ordered allocation, as the backward's workspace, so that
 /// nothing synchronizes the device.
-template <typename Run>
-void with_split_workspace(const Problem& p, std::size_t bytes, Run&& run) {
-  if (bytes == 0) return run(nullptr);
+template <typename Params, typename Run>
+void with_split_workspace(const Problem& p, Params& params, Run&& run) {
+  const std::size_t units = split_units(params);
+  if (units == 0) return run();
+  const std::size_t o_floats = units * params.split_rows * params.split_cols;
+  const std::size_t bytes = (o_floats + units * params.split_rows) * sizeof(float);
   auto* stream = static_cast<cudaStream_t>(p.stream);
   void* workspace = nullptr;
   cuda_check(cudaMallocFromPoolAsync(&workspace, bytes, split_pool(p.device_index), stream),
              "cudaMallocFromPoolAsync (forward split partials)");
+  params.split_o = static_cast<float*>(workspace);
+  params.split_lse = params.split_o + o_floats;
   try {
-    run(static_cast<float*>(workspace));
+    run();
   } catch (...) {
     cudaFreeAsync(workspace, stream);
     throw;
@@ -398,18 +412,17 @@ int sm80_forward_ctas_per_sm(const Problem& p, int bucket, int variant, int kv_m
 }
 
 /// The split of the sm80 forward's last wave for p (common/fwd_split.h): sets the split fields of
-/// `params` (num_tiles and the tile variant filled in) and returns the bytes of the split's
-/// partial results (0 without a split). Dense non-causal problems only, whose tiles all have the
-/// same keys; causal and varlen ones keep whole tiles. A wave is the SMs times the CTAs each runs
-/// at a time.
-std::size_t set_sm80_forward_split(const Problem& p, int bucket, sm80::FwdParams& params) {
+/// `params` (num_tiles and the tile variant filled in). Dense non-causal problems only, whose tiles
+/// all have the same keys; causal and varlen ones keep whole tiles. A wave is the SMs times the
+/// CTAs each runs at a time.
+void set_sm80_forward_split(const Problem& p, int bucket, sm80::FwdParams& params) {
   params.split_tile0 = params.num_tiles;
   const sm80::FwdTile tile = sm80::fwd_tile(bucket, params.tile_variant);
   FwdSplitGeometry g;
   g.tiles = params.num_tiles;
   g.key_blocks = static_cast<int>(ceil_div(p.seqlen_k, tile.block_n));
   const int request = forward_split_request("FLASHVISION_SM80_FWD_SPLIT");
-  if (request == kFwdSplitOff || p.causal || p.varlen || g.key_blocks < 2) return 0;
+  if (request == kFwdSplitOff || p.causal || p.varlen || g.key_blocks < 2) return;
   g.ctas_per_sm = sm80_forward_ctas_per_sm(p, bucket, params.tile_variant, params.kv_mode);
   g.ctas = std::max(1, device_info(p.device_index).sm_count) * g.ctas_per_sm;
   g.block_m = tile.block_m;
@@ -418,16 +431,14 @@ std::size_t set_sm80_forward_split(const Problem& p, int bucket, sm80::FwdParams
   g.value_cols = bucket;
   g.costs = kSm80FwdSplitCosts;
   const long long tail = fwd_tail_tiles(g);
-  if (g.tiles + tail * kFwdMaxSplitParts > INT32_MAX) return 0;
+  if (g.tiles + tail * kFwdMaxSplitParts > INT32_MAX) return;
   const FwdSplit split = fwd_tail_split(g, request);
-  if (split.parts <= 1) return 0;
+  if (split.parts <= 1) return;
   params.split_tile0 = static_cast<int>(g.tiles - tail);
   params.split_parts = split.parts;
   params.split_blocks = split.blocks_per_part;
   params.split_rows = tile.block_m;
   params.split_cols = bucket;
-  return static_cast<std::size_t>(tail) * split.parts * params.split_rows *
-         (params.split_cols + 1) * sizeof(float);
 }
 
 }  // namespace
@@ -443,15 +454,8 @@ void cuda_forward(const Problem& p) {
       static_cast<int>(ceil_div(p.seqlen_q, sm80::fwd_tile(bucket, params.tile_variant).block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
   params.num_tiles = static_cast<int>(params.num_m_blocks * p.batch * p.heads);
-  const std::size_t split_bytes = set_sm80_forward_split(p, bucket, params);
-  with_split_workspace(p, split_bytes, [&](float* workspace) {
-    if (workspace != nullptr) {
-      params.split_o = workspace;
-      params.split_lse = workspace + static_cast<std::size_t>(params.num_tiles -
-                                                              params.split_tile0) *
-                                         params.split_parts * params.split_rows *
-                                         params.split_cols;
-    }
+  set_sm80_forward_split(p, bucket, params);
+  with_split_workspace(p, params, [&] {
     sm80::forward(p.dtype, bucket, params, p.stream);
     combine_split(p.dtype, combine_params(params), p.stream);
   });
@@ -807,7 +811,8 @@ sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
   const int block_n = sm90::fwd_block_n(bucket, p.seqlen_k);
   int block_m = sm90::fwd_block_m(bucket, block_n, p.seqlen_q, p.batch * p.heads, sm_count);
   if (const int rows = sm90_rows_override(); rows != 0) {
-    const bool wide = rows == sm90::wide_block_m(bucket) && sm90::wide_tile_applies(bucket, block_n);
+    const bool wide =
+        rows == sm90::wide_block_m(bucket) && sm90::wide_tile_applies(bucket, block_n);
     block_m = wide ? rows : sm90::kNarrowBlockM;
   }
   if (block_m != sm90::kNarrowBlockM) {
@@ -819,8 +824,8 @@ sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
 /// The split of the forward's last wave for p with `tile` on `sm_count` SMs: dense non-causal
 /// problems only (their tiles all have the same keys), and buckets whose V and O one launch
 /// covers. Causal and varlen problems keep whole tiles.
-FwdSplit sm90_forward_split(const Problem& p, int bucket, const sm90::FwdTile& tile,
-                            int64_t tiles, int sm_count) {
+FwdSplit sm90_forward_split(const Problem& p, int bucket, const sm90::FwdTile& tile, int64_t tiles,
+                            int sm_count) {
   const int request = forward_split_request("FLASHVISION_SM90_FWD_SPLIT");
   FwdSplitGeometry g;
   g.tiles = tiles;
@@ -839,13 +844,11 @@ FwdSplit sm90_forward_split(const Problem& p, int bucket, const sm90::FwdTile& t
 }
 
 /// Sets the schedule of `params` (num_tiles filled in) for `split` on `sm_count` SMs: the work
-/// units, the persistent CTAs and where the split tiles start; returns the bytes of the split's
-/// partial results (0 without a split).
-std::size_t set_forward_schedule(sm90::FwdParams& params, const FwdSplit& split,
-                                 const sm90::FwdTile& tile, int bucket, int sm_count) {
+/// units, the persistent CTAs and where the split tiles start.
+void set_forward_schedule(sm90::FwdParams& params, const FwdSplit& split, const sm90::FwdTile& tile,
+                          int bucket, int sm_count) {
   params.num_units = params.num_tiles;
   params.split_tile0 = params.num_tiles;
-  std::size_t bytes = 0;
   if (split.parts > 1) {
     const int tail = params.num_tiles % sm_count;
     params.split_tile0 = params.num_tiles - tail;
@@ -854,11 +857,8 @@ std::size_t set_forward_schedule(sm90::FwdParams& params, const FwdSplit& split,
     params.num_units = params.split_tile0 + tail * split.parts;
     params.split_rows = tile.block_m;
     params.split_cols = sm90::value_columns(bucket);
-    bytes = static_cast<std::size_t>(tail) * split.parts * tile.block_m * (params.split_cols + 1) *
-            sizeof(float);
   }
   params.grid_ctas = std::min(params.num_units, sm_count);
-  return bytes;
 }
 
 /// Queues the forward's launches (one per 256-column half of V and O above D = 256) with the
@@ -977,20 +977,12 @@ void cuda_forward_sm90(const Problem& p) {
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
   params.num_tiles = static_cast<int>(params.num_m_blocks * p.batch * p.heads);
   const FwdSplit split = sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
-  const std::size_t split_bytes = set_forward_schedule(params, split, tile, bucket, sm_count);
+  set_forward_schedule(params, split, tile, bucket, sm_count);
   const int swizzle = sm90::swizzle_bytes(bucket);
   params.tmap_q =
       sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);
   params.tmap_k = sm90::make_tensor_map(geometry(p, p.k, true), swizzle / 2, tile.block_n, swizzle);
-  with_split_workspace(p, split_bytes, [&](float* workspace) {
-    if (workspace != nullptr) {
-      params.split_o = workspace;
-      params.split_lse = workspace + static_cast<std::size_t>(params.num_units -
-                                                              params.split_tile0) *
-                                         params.split_rows * params.split_cols;
-    }
-    run_forward_sm90(p, params, bucket, tile);
-  });
+  with_split_workspace(p, params, [&] { run_forward_sm90(p, params, bucket, tile); });
 }
 
 #else
