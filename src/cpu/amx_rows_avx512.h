@@ -49,7 +49,10 @@ inline float row_max(const float* s, int64_t n) {
   __m512 m = _mm512_set1_ps(-__builtin_inff());
   int64_t j = 0;
   for (; j + 16 <= n; j += 16) m = _mm512_max_ps(m, _mm512_loadu_ps(s + j));
-  if (j < n) m = _mm512_mask_max_ps(m, first16(n - j), m, _mm512_loadu_ps(s + j));
+  if (j < n) {
+    const __mmask16 in = first16(n - j);
+    m = _mm512_mask_max_ps(m, in, m, _mm512_maskz_loadu_ps(in, s + j));
+  }
   return _mm512_reduce_max_ps(m);
 }
 
