@@ -122,9 +122,7 @@ struct Steps {
     }
   };
 
-  static void scores(const AmxScoresArgs& a) {
-    over_grid<Scores>(a, a.query_tiles, a.key_tiles);
-  }
+  static void scores(const AmxScoresArgs& a) { over_grid<Scores>(a, a.query_tiles, a.key_tiles); }
   static void values(const AmxValuesArgs& a) { over_grid<Values>(a, a.query_tiles, a.d_tiles); }
   static void begin_thread() { Tiles::configure(); }
   static void end_thread() { Tiles::release(); }

@@ -1,13 +1,15 @@
 // CPU forward with AMX tiles for bf16 inputs: one task per (sequence, head, query block), handed
 // out by schedule.h as in forward.cpp, streaming key blocks with an online softmax in fp32.
 //
-// Per key block: S = Q K^T in bf16 tiles with fp32 accumulation, the softmax row by row (scores
-// scaled in fp32, P rounded to bf16 as GPU flash kernels do), O += P V into fp32 tiles kept in
-// the thread's scratch. The tiles want K^T and V in AMX's pair layout (amx_kernels.h); each thread
-// packs the keys of the (sequence, kv head) it works on once, block by block as its tasks reach
-// them, and keeps them for its next tasks, which schedule.h makes mostly the same stream's. That
-// buffer grows with the key length, so problems whose packed K/V would pass kPackedBudgetBytes per
-// thread keep the fp32 forward.
+// Per key block and group of 32 query rows: S = Q K^T in bf16 tiles with fp32 accumulation, the
+// softmax row by row (scores scaled in fp32, P rounded to bf16 as GPU flash kernels do), O += P V
+// into fp32 tiles kept in the thread's scratch. A group's S (32 x up to 192 fp32) and P stay in
+// L1 between the three steps; the block's packed K^T and V are read once per group from L2. The
+// tiles want K^T and V in AMX's pair layout (amx_kernels.h); each thread packs the keys of the
+// (sequence, kv head) it works on once, block by block as its tasks reach them, and keeps them for
+// its next tasks, which schedule.h makes mostly the same stream's. That buffer grows with the key
+// length, so problems whose packed K/V would pass kPackedBudgetBytes per thread keep the fp32
+// forward.
 #include <omp.h>
 
 #include <algorithm>
@@ -37,6 +39,8 @@ constexpr int64_t kBlockKeys = 128;
 constexpr int64_t kLargestBlockRows = 128;
 constexpr int64_t kSmallestBlockRows = 32;
 constexpr int64_t kTasksPerThread = 8;
+/// Query rows that go through S, the softmax and P V together: two tiles, one 2 x 2 tile block.
+constexpr int64_t kGroupRows = 2 * kAmxRows;
 /// Packed K and V of one (sequence, kv head) per thread: 16 MiB is 32768 keys at head_dim 128.
 constexpr int64_t kPackedBudgetBytes = int64_t{16} << 20;
 
@@ -74,8 +78,8 @@ struct AmxScratch {
     const int64_t lanes = pad_lanes(block_rows + block_rows / 2);
     const int64_t ld = round_up(kBlockKeys + kBlockKeys / 2, kAmxKeyChunk);
     q = plan.reserve(floats_for(lanes * shape.dp, 2));
-    s = plan.reserve(lanes * ld);
-    p = plan.reserve(floats_for(lanes * ld, 2));
+    s = plan.reserve(kGroupRows * ld);
+    p = plan.reserve(floats_for(kGroupRows * ld, 2));
     o = plan.reserve(lanes * shape.ld_o);
     row_max = plan.reserve(lanes);
     row_sum = plan.reserve(lanes);
@@ -114,16 +118,16 @@ struct AmxTask {
       const int64_t first = std::min(keys, kAmxKeyTile);
       const auto* k = static_cast<const uint16_t*>(
           row_address(p.k, p.dtype, seq, b.k_begin + packed_keys, kv_head));
-      uint32_t* k_dst = area<uint32_t>(layout.keys) +
-                        packed_keys / kAmxKeyTile * shape.key_tile_words();
+      uint32_t* k_dst =
+          area<uint32_t>(layout.keys) + packed_keys / kAmxKeyTile * shape.key_tile_words();
       kt.pack_key_tile(k, p.k.row_stride, first, d, shape.dp, k_dst);
       kt.pack_key_tile(keys > kAmxKeyTile ? k + kAmxKeyTile * p.k.row_stride : k, p.k.row_stride,
                        keys - first, d, shape.dp, k_dst + shape.key_tile_words());
       const auto* v = static_cast<const uint16_t*>(
           row_address(p.v, p.dtype, seq, b.k_begin + packed_keys, kv_head));
-      kt.pack_value_chunk(v, p.v.row_stride, keys, d, shape.d_tiles,
-                          area<uint32_t>(layout.values) +
-                              packed_keys / kAmxKeyChunk * shape.value_chunk_words());
+      kt.pack_value_chunk(
+          v, p.v.row_stride, keys, d, shape.d_tiles,
+          area<uint32_t>(layout.values) + packed_keys / kAmxKeyChunk * shape.value_chunk_words());
     }
   }
 
@@ -141,9 +145,9 @@ struct AmxTask {
     float* row_sum = area<float>(layout.row_sum);
     int64_t* visible = area<int64_t>(layout.visible);
 
-    kt.pack_queries(static_cast<const uint16_t*>(row_address(p.q, p.dtype, seq, b.q_begin + q0,
-                                                             head)),
-                    p.q.row_stride, rows, shape.head_dim, shape.dp, lanes, q);
+    kt.pack_queries(
+        static_cast<const uint16_t*>(row_address(p.q, p.dtype, seq, b.q_begin + q0, head)),
+        p.q.row_stride, rows, shape.head_dim, shape.dp, lanes, q);
     for (int64_t i = 0; i < lanes; ++i) {
       row_max[i] = -std::numeric_limits<float>::infinity();
       row_sum[i] = 0.0f;
@@ -158,9 +162,10 @@ struct AmxTask {
       const int64_t key_tiles = round_up(keys, kAmxKeyTile) / kAmxKeyTile;
       const int64_t key_chunks = round_up(keys, kAmxKeyChunk) / kAmxKeyChunk;
       const int64_t ld = key_chunks * kAmxKeyChunk;
-      kt.scores({q,
-                 area<uint32_t>(layout.keys) + k0 / kAmxKeyTile * shape.key_tile_words(),
-                 lanes / kAmxRows, key_tiles, shape.dp, s, ld});
+      const uint32_t* keys_t =
+          area<uint32_t>(layout.keys) + k0 / kAmxKeyTile * shape.key_tile_words();
+      const uint32_t* values =
+          area<uint32_t>(layout.values) + k0 / kAmxKeyChunk * shape.value_chunk_words();
       const bool masked = block_needs_mask(p, b, q0, k0, keys);
       if (masked) {
         for (int64_t i = 0; i < rows; ++i) {
@@ -168,15 +173,22 @@ struct AmxTask {
           visible[i] = seen < 0 ? 0 : (seen > keys ? keys : seen);
         }
       }
-      kt.softmax({s, ld, probs, ld, rows, lanes, keys, masked ? visible : nullptr,
-                  p.scale * kLog2e, row_max, row_sum, o, shape.ld_o, shape.ld_o});
-      kt.values({probs, ld,
-                 area<uint32_t>(layout.values) + k0 / kAmxKeyChunk * shape.value_chunk_words(),
-                 lanes / kAmxRows, key_chunks, shape.d_tiles, o, shape.ld_o});
+      // lanes is rows rounded up to 16, so every group holds at least one row.
+      for (int64_t g = 0; g < lanes; g += kGroupRows) {
+        const int64_t group_lanes = std::min(kGroupRows, lanes - g);
+        const int64_t group_rows = std::min(group_lanes, rows - g);
+        float* group_o = o + g * shape.ld_o;
+        kt.scores({q + g * shape.dp, keys_t, group_lanes / kAmxRows, key_tiles, shape.dp, s, ld});
+        kt.softmax({s, ld, probs, ld, group_rows, group_lanes, keys, masked ? visible + g : nullptr,
+                    p.scale * kLog2e, row_max + g, row_sum + g, group_o, shape.ld_o, shape.ld_o});
+        kt.values({probs, ld, values, group_lanes / kAmxRows, key_chunks, shape.d_tiles, group_o,
+                   shape.ld_o});
+      }
     }
     kt.finish({o, shape.ld_o, rows, shape.head_dim, row_max, row_sum,
                static_cast<uint16_t*>(row_address(p.out, p.dtype, seq, b.q_begin + q0, head)),
-               p.out.row_stride, p.lse.data != nullptr ? p.lse.at(seq, head, b.q_begin + q0) : nullptr,
+               p.out.row_stride,
+               p.lse.data != nullptr ? p.lse.at(seq, head, b.q_begin + q0) : nullptr,
                p.lse.row_stride});
   }
 };
@@ -215,8 +227,9 @@ void cpu_amx_forward(const Problem& problem, const AmxKernels& kernels) {
 #pragma omp parallel num_threads(threads)
   {
     kernels.begin_thread();
-    AmxTask task{problem, kernels, shape, layout,
-                 scratch + omp_get_thread_num() * layout.plan.size(), block_rows};
+    AmxTask task{
+        problem,   kernels, shape, layout, scratch + omp_get_thread_num() * layout.plan.size(),
+        block_rows};
     StreamBlocks::Walk walk(queue, omp_get_thread_num(), threads);
     for (int64_t stream = 0, block = 0; walk.next(stream, block);) {
       task.run(stream / problem.heads, stream % problem.heads,

@@ -64,8 +64,8 @@ inline float exp2_row_to_bf16(const float* s, int64_t n, int64_t padded, float s
   __m512 sum = _mm512_setzero_ps();
   for (int64_t j = 0; j < padded; j += 16) {
     const __mmask16 in = first16(n - j);
-    const __m512 e = _mm512_maskz_mov_ps(
-        in, exp2_ps(_mm512_fmsub_ps(_mm512_maskz_loadu_ps(in, s + j), c, m)));
+    const __m512 e =
+        _mm512_maskz_mov_ps(in, exp2_ps(_mm512_fmsub_ps(_mm512_maskz_loadu_ps(in, s + j), c, m)));
     sum = _mm512_add_ps(sum, e);
     store_bf16(p + j, e, 0xffff);
   }
@@ -75,7 +75,8 @@ inline float exp2_row_to_bf16(const float* s, int64_t n, int64_t padded, float s
 /// o[0..n) *= alpha, n a multiple of 16.
 inline void scale_row(float* o, int64_t n, float alpha) {
   const __m512 a = _mm512_set1_ps(alpha);
-  for (int64_t j = 0; j < n; j += 16) _mm512_storeu_ps(o + j, _mm512_mul_ps(_mm512_loadu_ps(o + j), a));
+  for (int64_t j = 0; j < n; j += 16)
+    _mm512_storeu_ps(o + j, _mm512_mul_ps(_mm512_loadu_ps(o + j), a));
 }
 
 /// dst[0..n) = bf16(o[j] * scale).
@@ -103,16 +104,15 @@ inline void pack_key_tile(const uint16_t* k, int64_t stride, int64_t keys, int64
                           int64_t dp, uint32_t* dst) {
   const __mmask16 present = first16(keys);
   // Element offsets of the 16 keys' rows; gathered with scale 2, so any stride works.
-  const __m512i rows = _mm512_mullo_epi32(
-      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-      _mm512_set1_epi32(static_cast<int>(stride)));
+  const __m512i rows =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(static_cast<int>(stride)));
   const int64_t whole_pairs = head_dim / 2;
   for (int64_t r = 0; r < dp / 2; ++r) {
     __m512i pair = _mm512_setzero_si512();
     if (r < whole_pairs) {
-      pair = _mm512_mask_i32gather_epi32(pair, present,
-                                         _mm512_add_epi32(rows, _mm512_set1_epi32(int(2 * r))), k,
-                                         2);
+      pair = _mm512_mask_i32gather_epi32(
+          pair, present, _mm512_add_epi32(rows, _mm512_set1_epi32(int(2 * r))), k, 2);
     } else if (2 * r < head_dim) {
       // An odd head_dim's last element: its pair's second half is padding, never read.
       alignas(64) uint32_t last[16] = {};
@@ -130,10 +130,10 @@ inline void pack_value_chunk(const uint16_t* v, int64_t stride, int64_t keys, in
     const __mmask16 cols = first16(head_dim - 16 * t);
     for (int64_t r = 0; r < 16; ++r) {
       const __mmask16 even = 2 * r < keys ? cols : 0, odd = 2 * r + 1 < keys ? cols : 0;
-      const __m512i lo = _mm512_cvtepu16_epi32(
-          _mm256_maskz_loadu_epi16(even, v + 2 * r * stride + 16 * t));
-      const __m512i hi = _mm512_cvtepu16_epi32(
-          _mm256_maskz_loadu_epi16(odd, v + (2 * r + 1) * stride + 16 * t));
+      const __m512i lo =
+          _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(even, v + 2 * r * stride + 16 * t));
+      const __m512i hi =
+          _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(odd, v + (2 * r + 1) * stride + 16 * t));
       _mm512_storeu_si512(dst + (t * 16 + r) * 16, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
     }
   }

@@ -44,18 +44,18 @@ struct NativeTiles {
   static void dot();
 };
 
-#define FLASHVISION_AMX_TILE(n)                                                         \
-  template <>                                                                          \
-  inline void NativeTiles::zero<n>() {                                                 \
-    _tile_zero(n);                                                                     \
-  }                                                                                    \
-  template <>                                                                          \
-  inline void NativeTiles::load<n>(const void* data, int64_t stride_bytes) {           \
-    _tile_loadd(n, data, stride_bytes);                                                \
-  }                                                                                    \
-  template <>                                                                          \
-  inline void NativeTiles::store<n>(void* data, int64_t stride_bytes) {                \
-    _tile_stored(n, data, stride_bytes);                                               \
+#define FLASHVISION_AMX_TILE(n)                                              \
+  template <>                                                                \
+  inline void NativeTiles::zero<n>() {                                       \
+    _tile_zero(n);                                                           \
+  }                                                                          \
+  template <>                                                                \
+  inline void NativeTiles::load<n>(const void* data, int64_t stride_bytes) { \
+    _tile_loadd(n, data, stride_bytes);                                      \
+  }                                                                          \
+  template <>                                                                \
+  inline void NativeTiles::store<n>(void* data, int64_t stride_bytes) {      \
+    _tile_stored(n, data, stride_bytes);                                     \
   }
 FLASHVISION_AMX_TILE(0)
 FLASHVISION_AMX_TILE(1)
@@ -67,10 +67,10 @@ FLASHVISION_AMX_TILE(6)
 FLASHVISION_AMX_TILE(7)
 #undef FLASHVISION_AMX_TILE
 
-#define FLASHVISION_AMX_DOT(c, a, b)          \
-  template <>                                 \
-  inline void NativeTiles::dot<c, a, b>() {   \
-    _tile_dpbf16ps(c, a, b);                  \
+#define FLASHVISION_AMX_DOT(c, a, b)        \
+  template <>                               \
+  inline void NativeTiles::dot<c, a, b>() { \
+    _tile_dpbf16ps(c, a, b);                \
   }
 FLASHVISION_AMX_DOT(0, 4, 6)
 FLASHVISION_AMX_DOT(1, 4, 7)

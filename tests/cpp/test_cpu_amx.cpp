@@ -141,8 +141,8 @@ TEST(CpuAmx, BadValueRejectedByName) {
     expect_env_value_rejected(cpu_target(), c, "FLASHVISION_CPU_AMX", value);
   }
   // f32 calls read the variable too: a typo is reported whatever the dtype.
-  expect_env_value_rejected(cpu_target(), dense_case(DType::f32, 20, 20, 16),
-                            "FLASHVISION_CPU_AMX", "true");
+  expect_env_value_rejected(cpu_target(), dense_case(DType::f32, 20, 20, 16), "FLASHVISION_CPU_AMX",
+                            "true");
 }
 
 }  // namespace
