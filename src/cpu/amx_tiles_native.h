@@ -21,13 +21,20 @@ struct NativeTiles {
     uint8_t rows[16] = {};
   };
 
-  static void configure() {
+  static constexpr Config all_full() {
     Config config;
     for (int t = 0; t < 8; ++t) {
       config.bytes_per_row[t] = 64;
       config.rows[t] = 16;
     }
-    _tile_loadconfig(&config);
+    return config;
+  }
+
+  static void configure() {
+    // In static storage, not on the stack: GCC 12's _tile_loadconfig tells the compiler it reads
+    // only the first 8 bytes of its operand, so stores to the rest of a local could be dropped.
+    static constexpr Config kConfig = all_full();
+    _tile_loadconfig(&kConfig);
   }
   static void release() { _tile_release(); }
 
