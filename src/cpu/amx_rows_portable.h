@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "cpu/amx_kernels.h"
 #include "cpu/convert.h"
 
 namespace flashvision::detail::cpu::isa_amx_emulated {
@@ -17,12 +18,8 @@ inline float exp2_scalar(float x) {
   if (n < -126.0f) return 0.0f;
   if (n > 127.0f) return __builtin_inff();
   const float f = x - n;
-  float p = 1.53533590292498e-4f;
-  p = p * f + 1.3398876164064065e-3f;
-  p = p * f + 9.618437383346213e-3f;
-  p = p * f + 5.55033246596833e-2f;
-  p = p * f + 2.4022647913228187e-1f;
-  p = p * f + 6.9314720285808e-1f;
+  float p = kExp2Poly[5];
+  for (int k = 4; k >= 1; --k) p = p * f + kExp2Poly[k];
   p = p * f + 1.0f;
   return std::isnan(n) ? n : std::ldexp(p, static_cast<int>(n));
 }
