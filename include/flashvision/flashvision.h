@@ -33,6 +33,10 @@ Backend selected_backend(const BackwardArgs& args);
 /// A short name of the implementation behind a backend on this machine, e.g. "cpu-avx2".
 std::string kernel_name(Backend backend);
 
+/// The kernel forward() would run for these arguments: kernel_name(selected_backend(args)), except
+/// where the backend picks its kernel by the call (the CPU's AMX forward for bf16, "cpu-amx").
+std::string selected_kernel(const ForwardArgs& args);
+
 /// Name of a backend ("cpu", "cuda-sm80", ...).
 const char* to_string(Backend backend) noexcept;
 

@@ -265,7 +265,7 @@ std::string selected_kernel(const InArray& q, const InArray& k, const InArray& v
   args.q = args.out = to_view(q, "q");
   args.k = to_view(k, "k");
   args.v = to_view(v, "v");
-  return flashvision::kernel_name(flashvision::selected_backend(args));
+  return flashvision::selected_kernel(args);
 }
 
 /// The options forward_described and backward_described share.

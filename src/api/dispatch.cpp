@@ -135,6 +135,13 @@ std::string kernel_name(Backend backend) {
   }
 }
 
+std::string selected_kernel(const ForwardArgs& args) {
+  const Problem p = detail::make_forward_problem(args);
+  const Backend backend = choose_backend(p, args.backend, false);
+  if (backend == Backend::cpu) return detail::cpu_forward_kernel_name(p);
+  return kernel_name(backend);
+}
+
 std::vector<Backend> compiled_backends() {
   std::vector<Backend> backends{Backend::cpu};
 #ifdef FLASHVISION_HAVE_CUDA

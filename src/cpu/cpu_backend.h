@@ -13,6 +13,9 @@ void cpu_forward(const Problem& problem);
 void cpu_backward(const Problem& problem);
 /// Name of the micro-kernel set chosen for this CPU ("cpu-avx512", "cpu-avx2", "cpu-portable").
 std::string cpu_kernel_name();
+/// Name of the kernel cpu_forward runs for `problem`: "cpu-amx" (or "cpu-amx-emulated") where
+/// the AMX forward takes bf16 inputs, else cpu_kernel_name().
+std::string cpu_forward_kernel_name(const Problem& problem);
 /// One line describing this CPU (model, threads, SIMD features used).
 std::string cpu_description();
 

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "api/problem.h"
+#include "cpu/amx_forward.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/huge_pages.h"
 #include "cpu/isa.h"
@@ -200,6 +201,7 @@ struct ForwardTask {
 
 void cpu_forward(const Problem& problem) {
   using namespace cpu;
+  if (const AmxKernels* amx = amx_forward_kernels(problem)) return cpu_amx_forward(problem, *amx);
   const KernelTable& kt = select_kernels();
   const int64_t streams = problem.batch * problem.heads;
   const bool kv_in_place =

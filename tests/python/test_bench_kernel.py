@@ -43,9 +43,23 @@ def test_inputs_are_not_touched(rng):
 def test_torch_tensors_that_require_grad(seed):
     torch = pytest.importorskip("torch")
     gen = torch.Generator().manual_seed(seed)
-    q, k, v = (torch.randn(1, 3, 9, 32, generator=gen, dtype=torch.bfloat16).requires_grad_()
+    q, k, v = (torch.randn(1, 3, 9, 32, generator=gen, dtype=torch.float16).requires_grad_()
                for _ in range(3))
     assert (flashvision.selected_kernel(q, k, v, layout="bhsd")
+            == flashvision.kernel_name("cpu"))
+
+
+def test_bf16_names_the_amx_forward_where_it_runs(seed, monkeypatch):
+    """The CPU forward of bf16 inputs may be the AMX one (FLASHVISION_CPU_AMX): the name says."""
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(1, 3, 9, 32, generator=gen, dtype=torch.bfloat16) for _ in range(3))
+    monkeypatch.setenv("FLASHVISION_CPU_AMX", "0")
+    assert flashvision.selected_kernel(q, k, v, layout="bhsd") == flashvision.kernel_name("cpu")
+    monkeypatch.setenv("FLASHVISION_CPU_AMX", "1")
+    assert flashvision.selected_kernel(q, k, v, layout="bhsd") in ("cpu-amx", "cpu-amx-emulated")
+    # The backward has no AMX variant.
+    assert (flashvision.selected_kernel(q, k, v, layout="bhsd", backward=True)
             == flashvision.kernel_name("cpu"))
 
 

@@ -19,7 +19,7 @@ struct BenchRecord {
   bool causal = false;
   Device device = Device::cpu;
   std::string impl;                   ///< "flashvision" or "naive"
-  std::optional<std::string> kernel;  ///< flashvision only: kernel_name() of the backend that ran
+  std::optional<std::string> kernel;  ///< flashvision only: the kernel that ran (selected_kernel)
   std::string pass;                   ///< "fwd" or "fwd+bwd"
   std::optional<double> ms;           ///< median time of one call
   std::optional<double> tflops;       ///< FLOPs of the pass / median time, in TFLOP/s

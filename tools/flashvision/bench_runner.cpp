@@ -244,7 +244,7 @@ class CaseRunner {
 
     BenchRecord forward_record = base_record("flashvision", "fwd");
     try {
-      forward_record.kernel = kernel_name(selected_backend(fwd));
+      forward_record.kernel = selected_kernel(fwd);
       time_into(forward_record, [&] { forward(fwd); });
       check(forward_record, dt, ops_.out, nullptr, nullptr, nullptr);
     } catch (const std::exception& e) {

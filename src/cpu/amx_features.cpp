@@ -1,0 +1,82 @@
+// Whether the AMX forward may run: CPUID, the register state the OS enables, Linux's permission
+// for the tile data, and FLASHVISION_CPU_AMX (compiled for the baseline ISA).
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "cpu/amx_forward.h"
+#include "cpu/isa.h"
+#include "flashvision/error.h"
+
+#if defined(FLASHVISION_CPU_HAVE_AMX) && defined(__linux__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define FLASHVISION_CPU_AMX_LINUX 1
+#endif
+
+namespace flashvision::detail::cpu {
+namespace {
+
+constexpr const char* kVariable = "FLASHVISION_CPU_AMX";
+
+enum class AmxMode { automatic, off, forced };
+
+AmxMode requested_mode() {
+  const char* raw = std::getenv(kVariable);
+  if (raw == nullptr || *raw == '\0') return AmxMode::automatic;
+  const std::string value(raw);
+  if (value == "auto") return AmxMode::automatic;
+  if (value == "0") return AmxMode::off;
+  if (value == "1") return AmxMode::forced;
+  throw Error(std::string(kVariable) + " is \"" + value +
+              "\", expected \"auto\" (AMX where the CPU has it, for bf16), \"0\" (never) or \"1\" "
+              "(always for bf16, emulated on CPUs without AMX)");
+}
+
+#ifdef FLASHVISION_CPU_AMX_LINUX
+bool detect_native() {
+  const CpuFeatures& f = cpu_features();
+  if (!f.avx512 || !f.avx512_bf16) return false;
+  uint32_t eax = 0, ebx = 0, ecx = 0, edx = 0;
+  __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx);
+  const bool amx_bf16 = ((edx >> 22) & 1u) != 0, amx_tile = ((edx >> 24) & 1u) != 0;
+  if (!amx_bf16 || !amx_tile) return false;
+  uint32_t lo = 0, hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  const uint64_t xcr0 = (static_cast<uint64_t>(hi) << 32) | lo;
+  constexpr uint64_t kTileState = (1ull << 17) | (1ull << 18);  // XTILECFG, XTILEDATA
+  if ((xcr0 & kTileState) != kTileState) return false;
+  // Linux hands out the 8 KiB tile data state only on request, once per process.
+  constexpr long kRequestPermission = 0x1023;  // ARCH_REQ_XCOMP_PERM
+  constexpr long kTileData = 18;               // XFEATURE_XTILEDATA
+  return syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+}
+#endif
+
+}  // namespace
+
+bool amx_native_available() {
+#ifdef FLASHVISION_CPU_AMX_LINUX
+  static const bool available = detect_native();
+  return available;
+#else
+  return false;
+#endif
+}
+
+const AmxKernels* amx_forward_kernels(const Problem& problem) {
+  const AmxMode mode = requested_mode();
+  if (mode == AmxMode::off || problem.dtype != DType::bf16) return nullptr;
+  if (!amx_forward_fits(problem)) return nullptr;
+  if (mode == AmxMode::automatic) {
+    const char* isa = std::getenv("FLASHVISION_CPU_ISA");
+    if (isa != nullptr && *isa != '\0') return nullptr;
+  }
+#ifdef FLASHVISION_CPU_AMX_LINUX
+  if (amx_native_available()) return &amx_native_kernels();
+#endif
+  return mode == AmxMode::forced ? &amx_emulated_kernels() : nullptr;
+}
+
+}  // namespace flashvision::detail::cpu

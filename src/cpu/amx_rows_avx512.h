@@ -1,0 +1,151 @@
+// The row-wise steps of the AMX forward (packing, softmax, output) in AVX-512 F/BW/VL/DQ and
+// AVX512_BF16. Only kernels_amx.cpp includes this; amx_rows_portable.h has the same functions in
+// plain C++ for the emulated tiles.
+#pragma once
+
+#define FLASHVISION_CPU_ISA_NS isa_amx
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "cpu/amx_kernels.h"
+
+namespace flashvision::detail::cpu::isa_amx {
+
+/// The first `n` (at most 16) lanes.
+inline __mmask16 first16(int64_t n) {
+  return n >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (n < 0 ? 0 : n)) - 1u);
+}
+/// The first `n` (at most 32) 16-bit lanes.
+inline __mmask32 first32(int64_t n) {
+  return n >= 32 ? __mmask32(0xffffffffu) : static_cast<__mmask32>((1ull << (n < 0 ? 0 : n)) - 1u);
+}
+
+/// 2^x with a relative error of 2e-7 (fp32 evaluation); x <= -127 (and -inf) gives 0. P is
+/// rounded to bf16 (2^-9) right after, so this uses a degree-5 polynomial, one FMA less than
+/// softmax_body.h's degree 6 (the exp2 is most of the softmax, which is most of this forward).
+inline __m512 exp2_ps(__m512 x) {
+  const __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 f = _mm512_sub_ps(x, n);
+  __m512 p = _mm512_set1_ps(kExp2Poly[5]);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2Poly[4]));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2Poly[3]));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2Poly[2]));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2Poly[1]));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  const __mmask16 kept = _mm512_cmp_ps_mask(n, _mm512_set1_ps(-126.0f), _CMP_NLT_UQ);
+  return _mm512_maskz_scalef_ps(kept, p, n);
+}
+
+/// 16 fp32 to bf16 (round to nearest even), stored to the first `n` of dst[0..16).
+inline void store_bf16(uint16_t* dst, __m512 x, __mmask16 n_mask) {
+  const __m256bh h = _mm512_cvtneps_pbh(x);
+  __m256i bits;
+  std::memcpy(&bits, &h, sizeof(bits));
+  _mm256_mask_storeu_epi16(dst, n_mask, bits);
+}
+
+/// max of s[0..n), -inf when n is 0.
+inline float row_max(const float* s, int64_t n) {
+  __m512 m = _mm512_set1_ps(-__builtin_inff());
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) m = _mm512_max_ps(m, _mm512_loadu_ps(s + j));
+  if (j < n) {
+    const __mmask16 in = first16(n - j);
+    m = _mm512_mask_max_ps(m, in, m, _mm512_maskz_loadu_ps(in, s + j));
+  }
+  return _mm512_reduce_max_ps(m);
+}
+
+/// p[j] = bf16(2^(s[j] * scale - shift)) for j < n, 0 for n <= j < padded (a multiple of 16);
+/// returns the sum of the fp32 values.
+inline float exp2_row_to_bf16(const float* s, int64_t n, int64_t padded, float scale, float shift,
+                              uint16_t* p) {
+  const __m512 c = _mm512_set1_ps(scale), m = _mm512_set1_ps(shift);
+  __m512 sum = _mm512_setzero_ps();
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512 e = exp2_ps(_mm512_fmsub_ps(_mm512_loadu_ps(s + j), c, m));
+    sum = _mm512_add_ps(sum, e);
+    store_bf16(p + j, e, 0xffff);
+  }
+  for (; j < padded; j += 16) {  // the partial vector, then zeros
+    const __mmask16 in = first16(n - j);
+    const __m512 e =
+        _mm512_maskz_mov_ps(in, exp2_ps(_mm512_fmsub_ps(_mm512_maskz_loadu_ps(in, s + j), c, m)));
+    sum = _mm512_add_ps(sum, e);
+    store_bf16(p + j, e, 0xffff);
+  }
+  return _mm512_reduce_add_ps(sum);
+}
+
+/// o[0..n) *= alpha, n a multiple of 16.
+inline void scale_row(float* o, int64_t n, float alpha) {
+  const __m512 a = _mm512_set1_ps(alpha);
+  for (int64_t j = 0; j < n; j += 16)
+    _mm512_storeu_ps(o + j, _mm512_mul_ps(_mm512_loadu_ps(o + j), a));
+}
+
+/// dst[0..n) = bf16(o[j] * scale).
+inline void store_row_bf16(const float* o, int64_t n, float scale, uint16_t* dst) {
+  const __m512 c = _mm512_set1_ps(scale);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 in = first16(n - j);
+    store_bf16(dst + j, _mm512_mul_ps(_mm512_maskz_loadu_ps(in, o + j), c), in);
+  }
+}
+
+/// See AmxKernels::pack_queries.
+inline void pack_queries(const uint16_t* q, int64_t stride, int64_t rows, int64_t head_dim,
+                         int64_t dp, int64_t lanes, uint16_t* dst) {
+  for (int64_t r = 0; r < lanes; ++r) {
+    for (int64_t j = 0; j < dp; j += 32) {
+      const __mmask32 in = r < rows ? first32(head_dim - j) : 0;
+      _mm512_storeu_si512(dst + r * dp + j, _mm512_maskz_loadu_epi16(in, q + r * stride + j));
+    }
+  }
+}
+
+/// See AmxKernels::pack_key_tile: dword r of key n is gathered from K[n][2r .. 2r + 1].
+inline void pack_key_tile(const uint16_t* k, int64_t stride, int64_t keys, int64_t head_dim,
+                          int64_t dp, uint32_t* dst) {
+  const __mmask16 present = first16(keys);
+  // Element offsets of the 16 keys' rows; gathered with scale 2, so any stride works.
+  const __m512i rows =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(static_cast<int>(stride)));
+  const int64_t whole_pairs = head_dim / 2;
+  for (int64_t r = 0; r < dp / 2; ++r) {
+    __m512i pair = _mm512_setzero_si512();
+    if (r < whole_pairs) {
+      pair = _mm512_mask_i32gather_epi32(
+          pair, present, _mm512_add_epi32(rows, _mm512_set1_epi32(int(2 * r))), k, 2);
+    } else if (2 * r < head_dim) {
+      // An odd head_dim's last element: its pair's second half is padding, never read.
+      alignas(64) uint32_t last[16] = {};
+      for (int64_t n = 0; n < keys; ++n) last[n] = k[n * stride + 2 * r];
+      pair = _mm512_load_si512(last);
+    }
+    _mm512_storeu_si512(dst + r * 16, pair);
+  }
+}
+
+/// See AmxKernels::pack_value_chunk: rows 2r and 2r + 1 interleaved, 16 columns at a time.
+inline void pack_value_chunk(const uint16_t* v, int64_t stride, int64_t keys, int64_t head_dim,
+                             int64_t d_tiles, uint32_t* dst) {
+  for (int64_t t = 0; t < d_tiles; ++t) {
+    const __mmask16 cols = first16(head_dim - 16 * t);
+    for (int64_t r = 0; r < 16; ++r) {
+      const __mmask16 even = 2 * r < keys ? cols : 0, odd = 2 * r + 1 < keys ? cols : 0;
+      const __m512i lo =
+          _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(even, v + 2 * r * stride + 16 * t));
+      const __m512i hi =
+          _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(odd, v + (2 * r + 1) * stride + 16 * t));
+      _mm512_storeu_si512(dst + (t * 16 + r) * 16, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+    }
+  }
+}
+
+}  // namespace flashvision::detail::cpu::isa_amx
