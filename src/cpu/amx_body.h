@@ -139,8 +139,9 @@ inline void softmax(const AmxSoftmaxArgs& a) {
     uint16_t* p = a.p + r * a.ld_p;
     const int64_t n = r >= a.rows ? 0 : (a.visible != nullptr ? a.visible[r] : a.keys);
     const float m_old = r < a.rows ? a.row_max[r] : neg_inf;
-    const float block_max = n > 0 ? row_max(a.s + r * a.ld_s, n) * a.scale2 : neg_inf;
-    const float m_new = block_max > m_old + kAmxMaxSlack ? block_max : m_old;
+    const float bound = m_old + kAmxMaxSlack;
+    const float block_max = n > 0 ? scaled_max_past(a.s + r * a.ld_s, n, a.scale2, bound) : neg_inf;
+    const float m_new = block_max > bound ? block_max : m_old;
     if (m_new == neg_inf) {  // no visible key so far (or a padding row): P = 0
       std::memset(p, 0, static_cast<size_t>(a.ld_p) * sizeof(uint16_t));
       continue;

@@ -27,15 +27,14 @@ inline constexpr int64_t kAmxKeyChunk = 32;
 /// Query rows per tile.
 inline constexpr int64_t kAmxRows = 16;
 
-/// Coefficients 1..5 of the softmax's 2^f on [-0.5, 0.5] (the constant is 1): a fit of the
-/// relative error, 9e-8 in exact arithmetic and 2e-7 evaluated in fp32 (Horner), both well below
-/// the bf16 rounding of P. Shared by the AVX-512 and portable row steps so both compute the same P.
-inline constexpr float kExp2Poly[6] = {1.0f,
-                                       0.6931470036506653f,
-                                       0.24022242426872253f,
-                                       0.05550733581185341f,
-                                       0.009671512991189957f,
-                                       0.001326472731307149f};
+/// Coefficients 1..4 of the softmax's 2^f on [0, 1) (the constant is 1; f = x - floor(x), so
+/// the AVX-512 steps get f from one VREDUCEPS and 2^floor(x) from VSCALEFPS, which floors its
+/// exponent itself): a fit of the relative error, 3e-6 in fp32 (Horner), far below the bf16
+/// rounding of P (2^-9) and the lse tolerance. Degree 4, not 5: the exp2 is most of the softmax,
+/// which is most of this forward. Shared by the AVX-512 and portable row steps so both compute
+/// the same P.
+inline constexpr float kExp2Poly[5] = {1.0f, 0.6930448412895203f, 0.2412802129983902f,
+                                       0.052242446690797806f, 0.013426701538264751f};
 
 /// S = Q K^T for query tiles x key tiles of one block.
 struct AmxScoresArgs {

@@ -23,20 +23,19 @@ inline __mmask32 first32(int64_t n) {
   return n >= 32 ? __mmask32(0xffffffffu) : static_cast<__mmask32>((1ull << (n < 0 ? 0 : n)) - 1u);
 }
 
-/// 2^x with a relative error of 2e-7 (fp32 evaluation); x <= -127 (and -inf) gives 0. P is
-/// rounded to bf16 (2^-9) right after, so this uses a degree-5 polynomial, one FMA less than
-/// softmax_body.h's degree 6 (the exp2 is most of the softmax, which is most of this forward).
+/// 2^x with a relative error of 3e-6; x < -126 (and -inf) gives 0. 11 vector uops with the
+/// caller's FMA, sum and conversion (objdump: vreduceps, 4 FMAs, vcmpps, vscalefps): f = x -
+/// floor(x) takes one VREDUCEPS where VRNDSCALEPS (two uops) and a subtraction took three, and
+/// VSCALEFPS scales by 2^floor(x) from x itself.
 inline __m512 exp2_ps(__m512 x) {
-  const __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m512 f = _mm512_sub_ps(x, n);
-  __m512 p = _mm512_set1_ps(kExp2Poly[5]);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2Poly[4]));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2Poly[3]));
+  // imm 0x09: keep no fraction bits, round down, no precision exception.
+  const __m512 f = _mm512_reduce_ps(x, 0x09);
+  __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(kExp2Poly[4]), f, _mm512_set1_ps(kExp2Poly[3]));
   p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2Poly[2]));
   p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2Poly[1]));
   p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
-  const __mmask16 kept = _mm512_cmp_ps_mask(n, _mm512_set1_ps(-126.0f), _CMP_NLT_UQ);
-  return _mm512_maskz_scalef_ps(kept, p, n);
+  const __mmask16 kept = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-126.0f), _CMP_NLT_UQ);
+  return _mm512_maskz_scalef_ps(kept, p, x);
 }
 
 /// 16 fp32 to bf16 (round to nearest even), stored to the first `n` of dst[0..16).
@@ -47,16 +46,29 @@ inline void store_bf16(uint16_t* dst, __m512 x, __mmask16 n_mask) {
   _mm256_mask_storeu_epi16(dst, n_mask, bits);
 }
 
-/// max of s[0..n), -inf when n is 0.
-inline float row_max(const float* s, int64_t n) {
-  __m512 m = _mm512_set1_ps(-__builtin_inff());
+/// The max over j < n (n > 0) of s[j] * scale when it is above `bound`; otherwise some value not
+/// above it. The usual block leaves the running max where it was (it moves only past a slack),
+/// and the test needs one compare of the lanes' extremes, not a horizontal reduction (~9 uops a
+/// row). The lanes keep the min of s when scale is negative, whose product is then the max.
+template <bool kNegativeScale>
+inline float scaled_max_past(const float* s, int64_t n, float scale, float bound) {
+  const auto extreme = [](__m512 a, __m512 b) {
+    return kNegativeScale ? _mm512_min_ps(a, b) : _mm512_max_ps(a, b);
+  };
+  __m512 m = _mm512_set1_ps(kNegativeScale ? __builtin_inff() : -__builtin_inff());
   int64_t j = 0;
-  for (; j + 16 <= n; j += 16) m = _mm512_max_ps(m, _mm512_loadu_ps(s + j));
+  for (; j + 16 <= n; j += 16) m = extreme(m, _mm512_loadu_ps(s + j));
   if (j < n) {
     const __mmask16 in = first16(n - j);
-    m = _mm512_mask_max_ps(m, in, m, _mm512_maskz_loadu_ps(in, s + j));
+    m = _mm512_mask_mov_ps(m, in, extreme(m, _mm512_maskz_loadu_ps(in, s + j)));
   }
-  return _mm512_reduce_max_ps(m);
+  const __m512 scaled = _mm512_mul_ps(m, _mm512_set1_ps(scale));
+  if (_mm512_cmp_ps_mask(scaled, _mm512_set1_ps(bound), _CMP_GT_OQ) == 0) return bound;
+  return _mm512_reduce_max_ps(scaled);
+}
+inline float scaled_max_past(const float* s, int64_t n, float scale, float bound) {
+  return scale < 0.0f ? scaled_max_past<true>(s, n, scale, bound)
+                      : scaled_max_past<false>(s, n, scale, bound);
 }
 
 /// p[j] = bf16(2^(s[j] * scale - shift)) for j < n, 0 for n <= j < padded (a multiple of 16);

@@ -12,21 +12,24 @@
 
 namespace flashvision::detail::cpu::isa_amx_emulated {
 
-/// 2^x as amx_rows_avx512.h computes it: the same polynomial, 0 below 2^-126.
+/// 2^x as amx_rows_avx512.h computes it: the same polynomial of x - floor(x), 0 below 2^-126.
 inline float exp2_scalar(float x) {
-  const float n = std::nearbyint(x);
-  if (n < -126.0f) return 0.0f;
+  if (std::isnan(x)) return x;
+  if (x < -126.0f) return 0.0f;
+  const float n = std::floor(x);
   if (n > 127.0f) return __builtin_inff();
   const float f = x - n;
-  float p = kExp2Poly[5];
-  for (int k = 4; k >= 1; --k) p = p * f + kExp2Poly[k];
+  float p = kExp2Poly[4];
+  for (int k = 3; k >= 1; --k) p = p * f + kExp2Poly[k];
   p = p * f + 1.0f;
-  return std::isnan(n) ? n : std::ldexp(p, static_cast<int>(n));
+  return std::ldexp(p, static_cast<int>(n));
 }
 
-inline float row_max(const float* s, int64_t n) {
+/// The max over j < n (n > 0) of s[j] * scale (which is always "past" amx_rows_avx512.h's bound
+/// or not, as the contract there allows).
+inline float scaled_max_past(const float* s, int64_t n, float scale, float) {
   float m = -__builtin_inff();
-  for (int64_t j = 0; j < n; ++j) m = s[j] > m ? s[j] : m;
+  for (int64_t j = 0; j < n; ++j) m = s[j] * scale > m ? s[j] * scale : m;
   return m;
 }
 

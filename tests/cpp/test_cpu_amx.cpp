@@ -100,6 +100,15 @@ TEST(CpuAmx, LargeScoresStayFinite) {
   check_forward(cpu_target(), c);
 }
 
+TEST(CpuAmx, NegativeScaleShiftsByTheSmallestScore) {
+  // With a negative scale the largest scaled score comes from the smallest raw one: shifting by
+  // the raw max instead would push P far past 2^8 (here past fp32's range: NaN or inf rows).
+  ScopedEnv env("FLASHVISION_CPU_AMX", "1");
+  AttentionCase c = dense_case(DType::bf16, 150, 300, 64);
+  c.softmax_scale = -40.0f;
+  check_forward(cpu_target(), c);
+}
+
 TEST(CpuAmx, NativeTiles) {
   if (cpu_forward_kernel(DType::bf16) != "cpu-amx") {
     GTEST_SKIP() << "no AMX-BF16 here (or not permitted): the forward keeps "
