@@ -71,26 +71,43 @@ inline float scaled_max_past(const float* s, int64_t n, float scale, float bound
                       : scaled_max_past<false>(s, n, scale, bound);
 }
 
-/// p[j] = bf16(2^(s[j] * scale - shift)) for j < n, 0 for n <= j < padded (a multiple of 16);
+/// 32 fp32 to bf16 (round to nearest even) at dst: one VCVTNE2PS2BF16 (two uops) where two
+/// VCVTNEPS2BF16 would take four.
+inline void store_bf16_pair(uint16_t* dst, __m512 lo, __m512 hi) {
+  const __m512bh h = _mm512_cvtne2ps_pbh(hi, lo);  // the second source fills the low half
+  __m512i bits;
+  std::memcpy(&bits, &h, sizeof(bits));
+  _mm512_storeu_si512(dst, bits);
+}
+
+/// p[j] = bf16(2^(s[j] * scale - shift)) for j < n, 0 for n <= j < padded (a multiple of 32);
 /// returns the sum of the fp32 values.
 inline float exp2_row_to_bf16(const float* s, int64_t n, int64_t padded, float scale, float shift,
                               uint16_t* p) {
   const __m512 c = _mm512_set1_ps(scale), m = _mm512_set1_ps(shift);
-  __m512 sum = _mm512_setzero_ps();
-  int64_t j = 0;
-  for (; j + 16 <= n; j += 16) {
-    const __m512 e = exp2_ps(_mm512_fmsub_ps(_mm512_loadu_ps(s + j), c, m));
-    sum = _mm512_add_ps(sum, e);
-    store_bf16(p + j, e, 0xffff);
-  }
-  for (; j < padded; j += 16) {  // the partial vector, then zeros
+  const auto whole = [&](int64_t j) {
+    return exp2_ps(_mm512_fmsub_ps(_mm512_loadu_ps(s + j), c, m));
+  };
+  const auto part = [&](int64_t j) {  // the partial vector, or zeros
     const __mmask16 in = first16(n - j);
-    const __m512 e =
-        _mm512_maskz_mov_ps(in, exp2_ps(_mm512_fmsub_ps(_mm512_maskz_loadu_ps(in, s + j), c, m)));
-    sum = _mm512_add_ps(sum, e);
-    store_bf16(p + j, e, 0xffff);
+    return _mm512_maskz_mov_ps(in,
+                               exp2_ps(_mm512_fmsub_ps(_mm512_maskz_loadu_ps(in, s + j), c, m)));
+  };
+  __m512 sum_lo = _mm512_setzero_ps(), sum_hi = _mm512_setzero_ps();
+  int64_t j = 0;
+  for (; j + 32 <= n; j += 32) {
+    const __m512 lo = whole(j), hi = whole(j + 16);
+    sum_lo = _mm512_add_ps(sum_lo, lo);
+    sum_hi = _mm512_add_ps(sum_hi, hi);
+    store_bf16_pair(p + j, lo, hi);
   }
-  return _mm512_reduce_add_ps(sum);
+  for (; j < padded; j += 32) {
+    const __m512 lo = part(j), hi = part(j + 16);
+    sum_lo = _mm512_add_ps(sum_lo, lo);
+    sum_hi = _mm512_add_ps(sum_hi, hi);
+    store_bf16_pair(p + j, lo, hi);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(sum_lo, sum_hi));
 }
 
 /// o[0..n) *= alpha, n a multiple of 16.
