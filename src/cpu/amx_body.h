@@ -146,14 +146,13 @@ inline void softmax(const AmxSoftmaxArgs& a) {
       std::memset(p, 0, static_cast<size_t>(a.ld_p) * sizeof(uint16_t));
       continue;
     }
-    const float sum = exp2_row_to_bf16(a.s + r * a.ld_s, n, a.ld_p, a.scale2, m_new, p);
+    float alpha = 1.0f;
     if (m_new != m_old && m_old != neg_inf) {
-      const float alpha = std::exp2(m_old - m_new);
-      a.row_sum[r] = a.row_sum[r] * alpha + sum;
+      alpha = std::exp2(m_old - m_new);
       scale_row(a.o + r * a.ld_o, a.o_cols, alpha);
-    } else {
-      a.row_sum[r] += sum;
     }
+    exp2_row_to_bf16(a.s + r * a.ld_s, n, a.ld_p, a.scale2, m_new, p, a.row_sum + r * kAmxSumLanes,
+                     alpha);
     a.row_max[r] = m_new;
   }
 }
@@ -162,7 +161,7 @@ inline void softmax(const AmxSoftmaxArgs& a) {
 inline void finish(const AmxFinishArgs& a) {
   constexpr float kLn2 = 0.6931471805599453f;
   for (int64_t r = 0; r < a.rows; ++r) {
-    const float sum = a.row_sum[r];
+    const float sum = row_total(a.row_sum + r * kAmxSumLanes);
     if (a.lse != nullptr) {
       a.lse[r * a.lse_stride] =
           sum > 0.0f ? (a.row_max[r] + std::log2(sum)) * kLn2 : -__builtin_inff();

@@ -82,7 +82,7 @@ struct AmxScratch {
     p = plan.reserve(floats_for(kGroupRows * ld, 2));
     o = plan.reserve(lanes * shape.ld_o);
     row_max = plan.reserve(lanes);
-    row_sum = plan.reserve(lanes);
+    row_sum = plan.reserve(lanes * kAmxSumLanes);
     visible = plan.reserve(floats_for(lanes, 8));
     keys = plan.reserve(shape.key_tiles * shape.key_tile_words());
     values = plan.reserve(shape.key_chunks * shape.value_chunk_words());
@@ -148,10 +148,8 @@ struct AmxTask {
     kt.pack_queries(
         static_cast<const uint16_t*>(row_address(p.q, p.dtype, seq, b.q_begin + q0, head)),
         p.q.row_stride, rows, shape.head_dim, shape.dp, lanes, q);
-    for (int64_t i = 0; i < lanes; ++i) {
-      row_max[i] = -std::numeric_limits<float>::infinity();
-      row_sum[i] = 0.0f;
-    }
+    std::fill(row_max, row_max + lanes, -std::numeric_limits<float>::infinity());
+    std::fill(row_sum, row_sum + lanes * kAmxSumLanes, 0.0f);
     std::memset(o, 0, static_cast<size_t>(lanes * shape.ld_o) * sizeof(float));
 
     // Keys past what the last row may see are hidden from every row of the block.
@@ -180,7 +178,8 @@ struct AmxTask {
         float* group_o = o + g * shape.ld_o;
         kt.scores({q + g * shape.dp, keys_t, group_lanes / kAmxRows, key_tiles, shape.dp, s, ld});
         kt.softmax({s, ld, probs, ld, group_rows, group_lanes, keys, masked ? visible + g : nullptr,
-                    p.scale * kLog2e, row_max + g, row_sum + g, group_o, shape.ld_o, shape.ld_o});
+                    p.scale * kLog2e, row_max + g, row_sum + g * kAmxSumLanes, group_o, shape.ld_o,
+                    shape.ld_o});
         kt.values({probs, ld, values, group_lanes / kAmxRows, key_chunks, shape.d_tiles, group_o,
                    shape.ld_o});
       }

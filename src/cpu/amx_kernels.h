@@ -26,6 +26,9 @@ inline constexpr int64_t kAmxKeyTile = 16;
 inline constexpr int64_t kAmxKeyChunk = 32;
 /// Query rows per tile.
 inline constexpr int64_t kAmxRows = 16;
+/// Partial sums kept per row for the softmax's denominator (one AVX-512 vector): adding a block's
+/// sums lane by lane needs no horizontal reduction per row and block, only one at the end.
+inline constexpr int64_t kAmxSumLanes = 16;
 
 /// Coefficients 1..4 of the softmax's 2^f on [0, 1) (the constant is 1; f = x - floor(x), so
 /// the AVX-512 steps get f from one VREDUCEPS and 2^floor(x) from VSCALEFPS, which floors its
@@ -60,7 +63,7 @@ struct AmxSoftmaxArgs {
   const int64_t* visible = nullptr;  ///< per row, keys of the block it may see; nullptr: all
   float scale2 = 0.0f;               ///< softmax scale * log2(e)
   float* row_max = nullptr;          ///< log2 units
-  float* row_sum = nullptr;
+  float* row_sum = nullptr;          ///< [lanes][kAmxSumLanes] partial sums
   float* o = nullptr;
   int64_t ld_o = 0;
   int64_t o_cols = 0;  ///< floats of an O row to rescale
@@ -85,7 +88,7 @@ struct AmxFinishArgs {
   int64_t rows = 0;
   int64_t head_dim = 0;
   const float* row_max = nullptr;
-  const float* row_sum = nullptr;
+  const float* row_sum = nullptr;  ///< [rows][kAmxSumLanes] partial sums
   uint16_t* out = nullptr;
   int64_t out_stride = 0;  ///< elements between rows
   float* lse = nullptr;    ///< nullptr: not asked for

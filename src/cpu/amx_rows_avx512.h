@@ -81,9 +81,9 @@ inline void store_bf16_pair(uint16_t* dst, __m512 lo, __m512 hi) {
 }
 
 /// p[j] = bf16(2^(s[j] * scale - shift)) for j < n, 0 for n <= j < padded (a multiple of 32);
-/// returns the sum of the fp32 values.
-inline float exp2_row_to_bf16(const float* s, int64_t n, int64_t padded, float scale, float shift,
-                              uint16_t* p) {
+/// sums[0..kAmxSumLanes) = sums * alpha + partial sums of the fp32 values.
+inline void exp2_row_to_bf16(const float* s, int64_t n, int64_t padded, float scale, float shift,
+                             uint16_t* p, float* sums, float alpha) {
   const __m512 c = _mm512_set1_ps(scale), m = _mm512_set1_ps(shift);
   const auto whole = [&](int64_t j) {
     return exp2_ps(_mm512_fmsub_ps(_mm512_loadu_ps(s + j), c, m));
@@ -107,7 +107,14 @@ inline float exp2_row_to_bf16(const float* s, int64_t n, int64_t padded, float s
     sum_hi = _mm512_add_ps(sum_hi, hi);
     store_bf16_pair(p + j, lo, hi);
   }
-  return _mm512_reduce_add_ps(_mm512_add_ps(sum_lo, sum_hi));
+  _mm512_storeu_ps(sums, _mm512_fmadd_ps(_mm512_loadu_ps(sums), _mm512_set1_ps(alpha),
+                                         _mm512_add_ps(sum_lo, sum_hi)));
+}
+
+/// The total of a row's kAmxSumLanes partial sums.
+inline float row_total(const float* sums) {
+  static_assert(kAmxSumLanes == 16, "one vector of partial sums");
+  return _mm512_reduce_add_ps(_mm512_loadu_ps(sums));
 }
 
 /// o[0..n) *= alpha, n a multiple of 16.

@@ -33,15 +33,22 @@ inline float scaled_max_past(const float* s, int64_t n, float scale, float) {
   return m;
 }
 
-inline float exp2_row_to_bf16(const float* s, int64_t n, int64_t padded, float scale, float shift,
-                              uint16_t* p) {
-  float sum = 0.0f;
+/// As amx_rows_avx512.h; the row's sum goes to lane j % kAmxSumLanes as there.
+inline void exp2_row_to_bf16(const float* s, int64_t n, int64_t padded, float scale, float shift,
+                             uint16_t* p, float* sums, float alpha) {
+  float partial[kAmxSumLanes] = {};
   for (int64_t j = 0; j < padded; ++j) {
     const float e = j < n ? exp2_scalar(s[j] * scale - shift) : 0.0f;
-    sum += e;
+    partial[j % kAmxSumLanes] += e;
     p[j] = float_to_bf16(e);
   }
-  return sum;
+  for (int64_t k = 0; k < kAmxSumLanes; ++k) sums[k] = sums[k] * alpha + partial[k];
+}
+
+inline float row_total(const float* sums) {
+  float total = 0.0f;
+  for (int64_t k = 0; k < kAmxSumLanes; ++k) total += sums[k];
+  return total;
 }
 
 inline void scale_row(float* o, int64_t n, float alpha) {
