@@ -78,7 +78,7 @@ void scores_block(const AmxScoresArgs& a, int64_t i, int64_t j) {
 template <class Tiles, int kRows, int kCols>
 void values_block(const AmxValuesArgs& a, int64_t i, int64_t t) {
   float* o = a.o + 16 * i * a.ld_o + 16 * t;
-  start_block<Tiles, kRows, kCols>(o, a.ld_o, true);
+  start_block<Tiles, kRows, kCols>(o, a.ld_o, a.accumulate);
   for (int64_t c = 0; c < a.key_chunks; ++c) {
     const uint32_t* v0 = a.v + (c * a.d_tiles + t) * 256;
     dot_block<Tiles, kRows, kCols>(a.p + 16 * i * a.ld_p + 32 * c, a.ld_p, v0, v0 + 256);

@@ -150,10 +150,13 @@ struct AmxTask {
         p.q.row_stride, rows, shape.head_dim, shape.dp, lanes, q);
     std::fill(row_max, row_max + lanes, -std::numeric_limits<float>::infinity());
     std::fill(row_sum, row_sum + lanes * kAmxSumLanes, 0.0f);
-    std::memset(o, 0, static_cast<size_t>(lanes * shape.ld_o) * sizeof(float));
-
     // Keys past what the last row may see are hidden from every row of the block.
     const int64_t visible_end = p.visible_keys(q0 + rows - 1, b.q_len, b.k_len);
+    // The first key block's P V writes every O tile (see AmxValuesArgs::accumulate); without one,
+    // finish reads O as it is.
+    if (visible_end <= 0) {
+      std::memset(o, 0, static_cast<size_t>(lanes * shape.ld_o) * sizeof(float));
+    }
     for (int64_t k0 = 0, keys = 0; k0 < visible_end; k0 += keys) {
       keys = block_span(k0, visible_end, kBlockKeys);
       pack_keys_until(seq, kv_head, b, k0 + keys);
@@ -181,7 +184,7 @@ struct AmxTask {
                     p.scale * kLog2e, row_max + g, row_sum + g * kAmxSumLanes, group_o, shape.ld_o,
                     shape.ld_o});
         kt.values({probs, ld, values, group_lanes / kAmxRows, key_chunks, shape.d_tiles, group_o,
-                   shape.ld_o});
+                   shape.ld_o, k0 > 0});
       }
     }
     kt.finish({o, shape.ld_o, rows, shape.head_dim, row_max, row_sum,

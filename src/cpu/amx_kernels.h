@@ -79,6 +79,9 @@ struct AmxValuesArgs {
   int64_t d_tiles = 0;
   float* o = nullptr;
   int64_t ld_o = 0;
+  /// false in a task's first key block: O starts from zeroed tiles, not from memory, which then
+  /// needs no zeroing either (at D = 160 that is 20 tile loads and a 20 KiB memset a task).
+  bool accumulate = true;
 };
 
 /// Normalizes O by the row sums and writes it as bf16 rows (and the log-sum-exp).
