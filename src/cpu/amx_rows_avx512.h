@@ -28,8 +28,8 @@ inline __mmask32 first32(int64_t n) {
 /// floor(x) takes one VREDUCEPS where VRNDSCALEPS (two uops) and a subtraction took three, and
 /// VSCALEFPS scales by 2^floor(x) from x itself.
 inline __m512 exp2_ps(__m512 x) {
-  // imm 0x09: keep no fraction bits, round down, no precision exception.
-  const __m512 f = _mm512_reduce_ps(x, 0x09);
+  // imm[7:4] = 0: no fraction bits kept, so f = x - floor(x) in [0, 1).
+  const __m512 f = _mm512_reduce_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
   __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(kExp2Poly[4]), f, _mm512_set1_ps(kExp2Poly[3]));
   p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2Poly[2]));
   p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2Poly[1]));
