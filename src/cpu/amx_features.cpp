@@ -1,6 +1,5 @@
 // Whether the AMX forward may run: CPUID, the register state the OS enables, Linux's permission
 // for the tile data, and FLASHVISION_CPU_AMX (compiled for the baseline ISA).
-#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -9,7 +8,6 @@
 #include "flashvision/error.h"
 
 #if defined(FLASHVISION_CPU_HAVE_AMX) && defined(__linux__)
-#include <cpuid.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #define FLASHVISION_CPU_AMX_LINUX 1
@@ -37,16 +35,7 @@ AmxMode requested_mode() {
 #ifdef FLASHVISION_CPU_AMX_LINUX
 bool detect_native() {
   const CpuFeatures& f = cpu_features();
-  if (!f.avx512 || !f.avx512_bf16) return false;
-  uint32_t eax = 0, ebx = 0, ecx = 0, edx = 0;
-  __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx);
-  const bool amx_bf16 = ((edx >> 22) & 1u) != 0, amx_tile = ((edx >> 24) & 1u) != 0;
-  if (!amx_bf16 || !amx_tile) return false;
-  uint32_t lo = 0, hi = 0;
-  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-  const uint64_t xcr0 = (static_cast<uint64_t>(hi) << 32) | lo;
-  constexpr uint64_t kTileState = (1ull << 17) | (1ull << 18);  // XTILECFG, XTILEDATA
-  if ((xcr0 & kTileState) != kTileState) return false;
+  if (!f.avx512 || !f.avx512_bf16 || !f.amx_bf16) return false;
   // Linux hands out the 8 KiB tile data state only on request, once per process.
   constexpr long kRequestPermission = 0x1023;  // ARCH_REQ_XCOMP_PERM
   constexpr long kTileData = 18;               // XFEATURE_XTILEDATA

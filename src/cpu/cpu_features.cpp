@@ -62,8 +62,11 @@ CpuFeatures detect() {
   const uint32_t leaf7_max_subleaf = eax;
   const bool avx2 = bit(ebx, 5), avx512f = bit(ebx, 16), avx512dq = bit(ebx, 17);
   const bool avx512bw = bit(ebx, 30), avx512vl = bit(ebx, 31);
+  const bool amx_bf16 = bit(edx, 22), amx_tile = bit(edx, 24);
+  const bool tiles_enabled = (xcr0 & 0x60000u) == 0x60000u;  // XTILECFG and XTILEDATA
   f.avx2 = ymm_enabled && avx && avx2 && fma && f16c;
   f.avx512 = f.avx2 && zmm_enabled && avx512f && avx512bw && avx512vl && avx512dq;
+  f.amx_bf16 = tiles_enabled && amx_bf16 && amx_tile;
   if (f.avx512 && leaf7_max_subleaf >= 1) {
     __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx);
     f.avx512_bf16 = bit(eax, 5);
@@ -71,7 +74,11 @@ CpuFeatures detect() {
   return f;
 }
 #else
-CpuFeatures detect() { return CpuFeatures{{}, {}, {}, "non-x86 CPU"}; }
+CpuFeatures detect() {
+  CpuFeatures f;
+  f.model = "non-x86 CPU";
+  return f;
+}
 #endif
 
 const KernelTable& best_kernels(const CpuFeatures& f) {

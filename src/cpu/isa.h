@@ -12,7 +12,10 @@ struct CpuFeatures {
   bool avx2 = false;         ///< AVX2 + FMA + F16C with YMM state enabled
   bool avx512 = false;       ///< AVX-512 F + BW + VL + DQ with ZMM state enabled
   bool avx512_bf16 = false;  ///< AVX512_BF16 (only meaningful with avx512)
-  std::string model;         ///< CPUID brand string ("unknown CPU" when unavailable)
+  /// AMX-TILE and AMX-BF16 with the tile state enabled in XCR0 (Linux still has to grant the tile
+  /// data to the process: amx_features.cpp)
+  bool amx_bf16 = false;
+  std::string model;  ///< CPUID brand string ("unknown CPU" when unavailable)
 };
 
 /// The features of this CPU, read once.
