@@ -144,27 +144,54 @@ inline void pack_queries(const uint16_t* q, int64_t stride, int64_t rows, int64_
   }
 }
 
-/// See AmxKernels::pack_key_tile: dword r of key n is gathered from K[n][2r .. 2r + 1].
+/// Dwords m (of 4) of each 128-bit lane of rows 4i .. 4i + 3 of a 16 x 16 dword block, lane L of
+/// quad i, into x[4i + m]: the first two steps of the transpose in transpose16x16.
+inline void transpose_within_lanes(__m512i (&x)[16]) {
+  for (int i = 0; i < 16; i += 2) {
+    const __m512i lo = _mm512_unpacklo_epi32(x[i], x[i + 1]);
+    x[i + 1] = _mm512_unpackhi_epi32(x[i], x[i + 1]);
+    x[i] = lo;
+  }
+  for (int i = 0; i < 16; i += 4) {
+    const __m512i a = x[i], b = x[i + 1], c = x[i + 2], d = x[i + 3];
+    x[i] = _mm512_unpacklo_epi64(a, c);
+    x[i + 1] = _mm512_unpackhi_epi64(a, c);
+    x[i + 2] = _mm512_unpacklo_epi64(b, d);
+    x[i + 3] = _mm512_unpackhi_epi64(b, d);
+  }
+}
+
+/// Transposes a 16 x 16 block of dwords held as 16 rows: 64 shuffles (4 per row, on port 5),
+/// where 16 VPGATHERDD would each load 16 dwords one by one.
+inline void transpose16x16(__m512i (&x)[16]) {
+  transpose_within_lanes(x);
+  // x[4i + m] lane L now holds column 4L + m of rows 4i .. 4i + 3: a 4 x 4 transpose of 128-bit
+  // lanes among x[m], x[4 + m], x[8 + m], x[12 + m] puts column 4L + m in x[4L + m].
+  for (int m = 0; m < 4; ++m) {
+    const __m512i r0 = _mm512_shuffle_i32x4(x[m], x[4 + m], 0x44);  // lanes 0, 1 | 0, 1
+    const __m512i r1 = _mm512_shuffle_i32x4(x[m], x[4 + m], 0xee);  // lanes 2, 3 | 2, 3
+    const __m512i r2 = _mm512_shuffle_i32x4(x[8 + m], x[12 + m], 0x44);
+    const __m512i r3 = _mm512_shuffle_i32x4(x[8 + m], x[12 + m], 0xee);
+    x[m] = _mm512_shuffle_i32x4(r0, r2, 0x88);      // lanes 0, 2 | 0, 2
+    x[4 + m] = _mm512_shuffle_i32x4(r0, r2, 0xdd);  // lanes 1, 3 | 1, 3
+    x[8 + m] = _mm512_shuffle_i32x4(r1, r3, 0x88);
+    x[12 + m] = _mm512_shuffle_i32x4(r1, r3, 0xdd);
+  }
+}
+
+/// See AmxKernels::pack_key_tile: 32 head dims (16 dwords) of each key as a row, transposed so
+/// dword r of the 16 keys lands in row r. The masked loads give zeros for missing keys and dims,
+/// including an odd head_dim's last pair's second half.
 inline void pack_key_tile(const uint16_t* k, int64_t stride, int64_t keys, int64_t head_dim,
                           int64_t dp, uint32_t* dst) {
-  const __mmask16 present = first16(keys);
-  // Element offsets of the 16 keys' rows; gathered with scale 2, so any stride works.
-  const __m512i rows =
-      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                         _mm512_set1_epi32(static_cast<int>(stride)));
-  const int64_t whole_pairs = head_dim / 2;
-  for (int64_t r = 0; r < dp / 2; ++r) {
-    __m512i pair = _mm512_setzero_si512();
-    if (r < whole_pairs) {
-      pair = _mm512_mask_i32gather_epi32(
-          pair, present, _mm512_add_epi32(rows, _mm512_set1_epi32(int(2 * r))), k, 2);
-    } else if (2 * r < head_dim) {
-      // An odd head_dim's last element: its pair's second half is padding, never read.
-      alignas(64) uint32_t last[16] = {};
-      for (int64_t n = 0; n < keys; ++n) last[n] = k[n * stride + 2 * r];
-      pair = _mm512_load_si512(last);
+  for (int64_t j = 0; j < dp; j += 32) {
+    const __mmask32 dims = first32(head_dim - j);
+    __m512i x[16];
+    for (int64_t n = 0; n < 16; ++n) {
+      x[n] = n < keys ? _mm512_maskz_loadu_epi16(dims, k + n * stride + j) : _mm512_setzero_si512();
     }
-    _mm512_storeu_si512(dst + r * 16, pair);
+    transpose16x16(x);
+    for (int64_t r = 0; r < 16; ++r) _mm512_storeu_si512(dst + (j / 2 + r) * 16, x[r]);
   }
 }
 
