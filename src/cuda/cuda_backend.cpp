@@ -18,6 +18,7 @@
 #include "cuda/common/fwd_combine.h"
 #include "cuda/common/fwd_split.h"
 #include "cuda/sm80/bwd_split.h"
+#include "cuda/sm80/bwd_tail_pdl.h"
 #include "cuda/sm80/dispatch.h"
 #include "cuda/sm80/dq_layout.h"
 #include "cuda/sm80/kv_layout.h"
@@ -667,6 +668,8 @@ BackwardPlan plan_backward(const Problem& p, bool sm90) {
   params.num_n_blocks =
       static_cast<int>(ceil_div(p.seqlen_k, sm90 ? sm90_backward_block_n() : tile.block_n));
   const int tail_request = backward_tail_request();
+  // Checked on every backward, not only where a split's launch reads it (bwd_kernel.cuh).
+  sm80::parse_bwd_tail_pdl(std::getenv("FLASHVISION_SM80_BWD_TAIL_PDL"));
   params.num_splits = params.num_n_blocks > 0 && !sm90 && !backward_tail_forced(p, tail_request)
                           ? backward_splits(p, params, tile.block_m)
                           : 1;

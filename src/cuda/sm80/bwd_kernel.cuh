@@ -12,15 +12,21 @@
 // over num_splits CTAs per key block: each walks a contiguous share and writes fp32 partial dK, dV
 // that the reduce kernel (bwd_aux.cu) sums in split order. On larger grids whose last wave is
 // partial, the host may split only the tiles of that wave (params.tail_parts): the unsplit kernel
-// runs the others and the split kernel, launched after it, the tail's parts.
+// runs the others and the split kernel, launched after it, the tail's parts. On sm_90 the split
+// kernel is a programmatic dependent launch (bwd_tail_pdl.h): its CTAs take the SMs the unsplit
+// kernel's last CTAs free instead of waiting for the slowest of them, which they can because they
+// read nothing the unsplit kernel writes (both only add into dQ, atomically); each waits for the
+// unsplit grid before it exits, so that the reduce and later work see both grids' results.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include "cuda/common/cuda_check.h"
 #include "cuda/common/dtype_map.cuh"
+#include "cuda/common/grid_dependency.cuh"
 #include "cuda/common/tile_io.cuh"
 #include "cuda/common/warp_gemm.cuh"
+#include "cuda/sm80/bwd_tail_pdl.h"
 #include "cuda/sm80/dq_layout.h"
 #include "cuda/sm80/launch.h"
 #include "cuda/sm80/tile_config.h"
@@ -847,6 +853,8 @@ template <typename T, int kHeadDim, int kVariant, bool kSplit, int kRoles>
 __global__ void __launch_bounds__(BwdTraits<kHeadDim, kVariant>::kThreads)
     bwd_kernel(const __grid_constant__ BwdParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
+  // Every CTA is resident or done from here on: a split kernel queued after this one may start.
+  if constexpr (!kSplit) ptx::launch_dependent_grids();
   const BwdSmem<T, kHeadDim, kVariant> sm(smem_raw);
   const int tile = cta_tile<kSplit>(p);
   const int blocks_per_head = p.deterministic ? 1 : p.num_n_blocks;
@@ -862,6 +870,8 @@ __global__ void __launch_bounds__(BwdTraits<kHeadDim, kVariant>::kThreads)
                                                                              head_kv);
     }
   }
+  // A split kernel that started early ends only after the unsplit grid (a no-op otherwise).
+  if constexpr (kSplit) ptx::wait_for_prerequisite_grids();
 }
 
 /// The main kernel with warp roles `roles` (BwdWarpRoles).
@@ -874,17 +884,27 @@ auto* bwd_kernel_for(int roles) {
 
 /// Launches tile variant kVariant of the main kernel: the unsplit or split kernel over the whole
 /// grid, or with a last-wave split the unsplit kernel over the tiles before tail_tile0 and then
-/// the split kernel over the tail's parts.
+/// the split kernel over the tail's parts, as a programmatic dependent of the unsplit one where
+/// bwd_tail_pdl_enabled.
 template <typename T, int kHeadDim, int kVariant>
 void launch_bwd(const BwdParams& params, cudaStream_t stream) {
   using Tr = BwdTraits<kHeadDim, kVariant>;
   constexpr int kSmem = static_cast<int>(bwd_smem_bytes(kHeadDim, kVariant));
-  const auto launch = [&](auto* kernel, long long ctas) {
+  const auto launch = [&](auto* kernel, long long ctas, bool dependent = false) {
     if (ctas <= 0) return;
     cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
                "cudaFuncSetAttribute (sm80 backward)");
-    kernel<<<static_cast<unsigned>(ctas), Tr::kThreads, kSmem, stream>>>(params);
-    cuda_check(cudaGetLastError(), "the sm80 backward kernel launch");
+    cudaLaunchAttribute early_start{};
+    early_start.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    early_start.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(static_cast<unsigned>(ctas));
+    config.blockDim = dim3(Tr::kThreads);
+    config.dynamicSmemBytes = kSmem;
+    config.stream = stream;
+    config.attrs = dependent ? &early_start : nullptr;
+    config.numAttrs = dependent ? 1 : 0;
+    cuda_check(cudaLaunchKernelEx(&config, kernel, params), "the sm80 backward kernel launch");
   };
   auto* unsplit = bwd_kernel_for<T, kHeadDim, kVariant, false>(params.warp_roles);
   auto* split = bwd_kernel_for<T, kHeadDim, kVariant, true>(params.warp_roles);
@@ -892,7 +912,8 @@ void launch_bwd(const BwdParams& params, cudaStream_t stream) {
                           params.shape.batch * params.shape.heads_kv;
   if (params.tail_parts > 1) {
     launch(unsplit, params.tail_tile0);
-    launch(split, (tiles - params.tail_tile0) * params.tail_parts);
+    launch(split, (tiles - params.tail_tile0) * params.tail_parts,
+           params.tail_tile0 > 0 && bwd_tail_pdl_enabled());
   } else if (params.num_splits > 1) {
     launch(split, tiles * params.num_splits);
   } else {

@@ -11,6 +11,9 @@
 // no split gives. Forced splits replace the query split of small grids; auto mode leaves grids
 // under two waves to that split. A wrong tile offset, part share or partial row breaks dK or dV
 // (and unwritten rows stay poisoned); a wrong query range breaks dQ too.
+// On sm_90 the split kernel starts early, as a programmatic dependent launch
+// (FLASHVISION_SM80_BWD_TAIL_PDL): mixed grids of several waves must match the reference with and
+// without it (a split CTA that ended before the unsplit grid, or read its writes, would not).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -29,6 +32,7 @@ constexpr const char* kTailVar = "FLASHVISION_SM80_BWD_TAIL_SPLIT";
 constexpr const char* kVariantVar = "FLASHVISION_SM80_BWD_TILE";
 constexpr const char* kSdpVar = "FLASHVISION_SM80_BWD_SDP";
 constexpr const char* kDqLayoutVar = "FLASHVISION_SM80_BWD_DQ_LAYOUT";
+constexpr const char* kEarlyStartVar = "FLASHVISION_SM80_BWD_TAIL_PDL";
 
 /// SMs of GPU 0: one backward CTA each, a wave of the grid.
 int64_t sm_count() {
@@ -88,6 +92,18 @@ TEST_P(GpuBwdTailSplit, MixedGridsMatchTheReference) {
   check_tail_split(target(), wave_plus(dtype(), 64, 2, 5), "7");
   check_tail_split(target(), wave_plus(dtype(), 96, 1, 3), "2");
   check_tail_split(target(), wave_plus(dtype(), 256, 1, 6), "3");
+}
+
+TEST_P(GpuBwdTailSplit, EarlyStartOnAndOffMatchesTheReference) {
+  // Three waves plus a few tiles: the split CTAs start while the unsplit grid's last wave runs.
+  for (const char* early : {"1", "0"}) {
+    ScopedEnv early_env(kEarlyStartVar, early);
+    SCOPED_TRACE(std::string(kEarlyStartVar) + "=" + early);
+    AttentionCase c = wave_plus(dtype(), 64, 1, 9);
+    c.batch = 6;
+    check_tail_split(target(), c, "4");
+    check_tail_split(target(), wave_plus(dtype(), 128, 2, 5), "7");
+  }
 }
 
 TEST_P(GpuBwdTailSplit, EveryTileAndWarpRolesMatchTheReference) {
@@ -188,6 +204,11 @@ TEST_P(GpuBwdTailSplit, BadValuesAreRejectedByName) {
   for (const char* bad : {"x", "-1", "129", "2x", "Auto", "1000"}) {
     SCOPED_TRACE(bad);
     expect_env_value_rejected(target(), group_case(dtype(), 64, 64, 64), kTailVar, bad,
+                              /*backward=*/true);
+  }
+  for (const char* bad : {"2", "on", "-1", " 1"}) {
+    SCOPED_TRACE(bad);
+    expect_env_value_rejected(target(), group_case(dtype(), 64, 64, 64), kEarlyStartVar, bad,
                               /*backward=*/true);
   }
 }
