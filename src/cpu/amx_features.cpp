@@ -1,11 +1,8 @@
 // Whether the AMX forward may run: CPUID, the register state the OS enables, Linux's permission
 // for the tile data, and FLASHVISION_CPU_AMX (compiled for the baseline ISA).
-#include <cstdlib>
-#include <string>
-
+#include "api/env_option.h"
 #include "cpu/amx_forward.h"
 #include "cpu/isa.h"
-#include "flashvision/error.h"
 
 #if defined(FLASHVISION_CPU_HAVE_AMX) && defined(__linux__)
 #include <sys/syscall.h>
@@ -21,15 +18,15 @@ constexpr const char* kVariable = "FLASHVISION_CPU_AMX";
 enum class AmxMode { automatic, off, forced };
 
 AmxMode requested_mode() {
-  const char* raw = std::getenv(kVariable);
-  if (raw == nullptr || *raw == '\0') return AmxMode::automatic;
-  const std::string value(raw);
-  if (value == "auto") return AmxMode::automatic;
-  if (value == "0") return AmxMode::off;
-  if (value == "1") return AmxMode::forced;
-  throw Error(std::string(kVariable) + " is \"" + value +
-              "\", expected \"auto\" (AMX where the CPU has it, for bf16), \"0\" (never) or \"1\" "
-              "(always for bf16, emulated on CPUs without AMX)");
+  constexpr auto value = [](AmxMode mode) { return static_cast<int>(mode); };
+  return static_cast<AmxMode>(env_choice(
+      kVariable,
+      {{"auto", value(AmxMode::automatic)},
+       {"0", value(AmxMode::off)},
+       {"1", value(AmxMode::forced)}},
+      value(AmxMode::automatic),
+      "\"auto\" (AMX where the CPU has it, for bf16), \"0\" (never) or \"1\" (always for bf16, "
+      "emulated on CPUs without AMX)"));
 }
 
 #ifdef FLASHVISION_CPU_AMX_LINUX
@@ -58,10 +55,8 @@ const AmxKernels* amx_forward_kernels(const Problem& problem) {
   const AmxMode mode = requested_mode();
   if (mode == AmxMode::off || problem.dtype != DType::bf16) return nullptr;
   if (!amx_forward_fits(problem)) return nullptr;
-  if (mode == AmxMode::automatic) {
-    const char* isa = std::getenv("FLASHVISION_CPU_ISA");
-    if (isa != nullptr && *isa != '\0') return nullptr;
-  }
+  // A forced ISA (tests, benchmarks) names the kernels that run: not AMX unless asked for too.
+  if (mode == AmxMode::automatic && env_text("FLASHVISION_CPU_ISA")) return nullptr;
 #ifdef FLASHVISION_CPU_AMX_LINUX
   if (amx_native_available()) return &amx_native_kernels();
 #endif

@@ -2,10 +2,11 @@
 #include <omp.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
+#include "api/env_option.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/isa.h"
 #include "cpu/kernels.h"
@@ -140,9 +141,9 @@ const CpuFeatures& cpu_features() {
 }
 
 const KernelTable& select_kernels() {
-  const char* requested = std::getenv("FLASHVISION_CPU_ISA");
-  if (requested == nullptr || *requested == '\0') return best_kernels(cpu_features());
-  return requested_kernels(requested, cpu_features());
+  const std::optional<std::string> requested = env_text("FLASHVISION_CPU_ISA");
+  if (!requested) return best_kernels(cpu_features());
+  return requested_kernels(*requested, cpu_features());
 }
 
 }  // namespace cpu

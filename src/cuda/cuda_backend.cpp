@@ -8,12 +8,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
+#include <cstddef>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 
+#include "api/env_option.h"
 #include "cuda/common/cuda_check.h"
 #include "cuda/common/fwd_combine.h"
 #include "cuda/common/fwd_split.h"
@@ -262,13 +264,13 @@ void set_common_params(Params& params, const Problem& p) {
 /// The cap on a tile-variant choice that environment variable `name` sets: its digit, or the
 /// highest variant when it is unset or empty; anything but one digit below `variants` is an error.
 int tile_variant_cap(const char* name, int variants) {
-  const char* cap = std::getenv(name);
-  if (cap == nullptr || *cap == '\0') return variants - 1;
-  if (cap[1] != '\0' || cap[0] < '0' || cap[0] >= '0' + variants) {
-    throw Error(std::string(name) + " is \"" + cap + "\", expected a tile variant 0.." +
-                std::to_string(variants - 1));
+  const std::optional<std::string> cap = env_text(name);
+  if (!cap) return variants - 1;
+  const std::optional<long long> variant = decimal_in(*cap, 0, variants - 1);
+  if (!variant) {
+    reject_env(name, *cap, "a tile variant 0.." + std::to_string(variants - 1));
   }
-  return cap[0] - '0';
+  return static_cast<int>(*variant);
 }
 
 /// The forward tile variant (tile_config.h): the device's pick, at most FLASHVISION_SM80_FWD_TILE
@@ -284,19 +286,12 @@ int forward_tile_variant(int bucket, int device_index) {
 /// fwd_kv_swizzle_default picks; FLASHVISION_SM80_FWD_KV ("padded" or "swizzled") overrides where
 /// the tile variant has both (fwd_kv_swizzle_fits: buckets 64, 128, 256).
 int forward_kv_mode(int bucket, int tile_variant, int device_index) {
-  constexpr const char* kName = "FLASHVISION_SM80_FWD_KV";
-  const char* value = std::getenv(kName);
-  int mode = sm80::fwd_kv_swizzle_default(bucket, tile_variant, device_info(device_index).major)
-                 ? sm80::kKvSwizzled
-                 : sm80::kKvPadded;
-  if (value != nullptr && *value != '\0') {
-    const std::string text(value);
-    if (text == "padded") {
-      mode = sm80::kKvPadded;
-    } else if (text != "swizzled") {
-      throw Error(std::string(kName) + " is \"" + text + "\", expected padded or swizzled");
-    }
-  }
+  const int mode = env_choice(
+      "FLASHVISION_SM80_FWD_KV", {{"padded", sm80::kKvPadded}, {"swizzled", sm80::kKvSwizzled}},
+      sm80::fwd_kv_swizzle_default(bucket, tile_variant, device_info(device_index).major)
+          ? sm80::kKvSwizzled
+          : sm80::kKvPadded,
+      "padded or swizzled");
   return sm80::fwd_kv_swizzle_fits(bucket, tile_variant) ? mode : sm80::kKvPadded;
 }
 
@@ -305,14 +300,14 @@ int forward_kv_mode(int bucket, int tile_variant, int device_index) {
 /// choice; "0": never; "1": the model's best split even where it does not pay; "2".."8": that
 /// many key-range parts. Benchmarks compare 0 and 1 in one binary.
 int forward_split_request(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || *value == '\0' || std::string(value) == "auto") return kFwdSplitAuto;
-  if (value[1] == '\0' && value[0] >= '0' && value[0] <= '0' + kFwdMaxSplitParts) {
-    return value[0] - '0';
+  const std::optional<std::string> value = env_text(name);
+  if (!value || *value == "auto") return kFwdSplitAuto;
+  if (const std::optional<long long> parts = decimal_in(*value, 0, kFwdMaxSplitParts)) {
+    return static_cast<int>(*parts);
   }
-  throw Error(std::string(name) + " is \"" + value +
-              "\", expected auto, 0 (no split), 1 (split) or a part count 2.." +
-              std::to_string(kFwdMaxSplitParts));
+  reject_env(name, *value,
+             "auto, 0 (no split), 1 (split) or a part count 2.." +
+                 std::to_string(kFwdMaxSplitParts));
 }
 
 /// The stream-ordered memory pool of the forwards' split partials on `device`: the library's own,
@@ -487,17 +482,13 @@ constexpr int kMaxQueryStagger = 1 << 20;
 /// block of a head, so no other CTA adds into its dQ rows that a stagger could keep apart.
 int backward_query_stagger(bool deterministic) {
   constexpr const char* kName = "FLASHVISION_SM80_BWD_STAGGER";
-  const char* value = std::getenv(kName);
-  if (value == nullptr || *value == '\0') return 1;
-  const std::string text(value);
-  long long stagger = 0;
-  const bool digits = text.size() <= 7 && text.find_first_not_of("0123456789") == std::string::npos;
-  if (digits) stagger = std::stoll(text);
-  if (!digits || stagger < 1 || stagger > kMaxQueryStagger) {
-    throw Error(std::string(kName) + " is \"" + text + "\", expected a query-block stagger 1.." +
-                std::to_string(kMaxQueryStagger));
+  const std::optional<std::string> value = env_text(kName);
+  if (!value) return 1;
+  const std::optional<long long> stagger = decimal_in(*value, 1, kMaxQueryStagger);
+  if (!stagger) {
+    reject_env(kName, *value, "a query-block stagger 1.." + std::to_string(kMaxQueryStagger));
   }
-  return deterministic ? 1 : static_cast<int>(stagger);
+  return deterministic ? 1 : static_cast<int>(*stagger);
 }
 
 /// Head-dim buckets in which the sm80 backward's warps work as two groups by default on Hopper:
@@ -515,16 +506,12 @@ constexpr bool groups_by_default(int bucket, int major) {
 /// a device of compute capability `major`: FLASHVISION_SM80_BWD_SDP ("shared", "split" or
 /// "groups") when set, else as groups_by_default says.
 int backward_warp_roles(int bucket, int major) {
-  constexpr const char* kName = "FLASHVISION_SM80_BWD_SDP";
-  const char* value = std::getenv(kName);
-  if (value == nullptr || *value == '\0') {
-    return groups_by_default(bucket, major) ? sm80::kRolesGroups : sm80::kRolesShared;
-  }
-  const std::string text(value);
-  if (text == "shared") return sm80::kRolesShared;
-  if (text == "split") return sm80::kRolesSplitSdp;
-  if (text == "groups") return sm80::kRolesGroups;
-  throw Error(std::string(kName) + " is \"" + text + "\", expected shared, split or groups");
+  return env_choice("FLASHVISION_SM80_BWD_SDP",
+                    {{"shared", sm80::kRolesShared},
+                     {"split", sm80::kRolesSplitSdp},
+                     {"groups", sm80::kRolesGroups}},
+                    groups_by_default(bucket, major) ? sm80::kRolesGroups : sm80::kRolesShared,
+                    "shared, split or groups");
 }
 
 /// The sm80 backward's dQ workspace layout (params.h's BwdDqLayout): FLASHVISION_SM80_BWD_DQ_LAYOUT
@@ -532,17 +519,9 @@ int backward_warp_roles(int bucket, int major) {
 /// lines instead of eight, which cut the L1 requests of the dQ atomics to a quarter (Nsight
 /// Compute on the H200, perf-notes.md). The Hopper backward adds into rows and keeps them.
 int backward_dq_layout(bool sm90) {
-  constexpr const char* kName = "FLASHVISION_SM80_BWD_DQ_LAYOUT";
-  const char* value = std::getenv(kName);
-  int layout = sm80::kDqTiles;
-  if (value != nullptr && *value != '\0') {
-    const std::string text(value);
-    if (text == "rows") {
-      layout = sm80::kDqRows;
-    } else if (text != "tiles") {
-      throw Error(std::string(kName) + " is \"" + text + "\", expected rows or tiles");
-    }
-  }
+  const int layout = env_choice("FLASHVISION_SM80_BWD_DQ_LAYOUT",
+                                {{"rows", sm80::kDqRows}, {"tiles", sm80::kDqTiles}},
+                                sm80::kDqTiles, "rows or tiles");
   return sm90 ? sm80::kDqRows : layout;
 }
 
@@ -561,18 +540,15 @@ int backward_splits(const Problem& p, const sm80::BwdParams& params, int block_m
 /// not pay; "2".."128": the last wave's tiles in that many parts.
 int backward_tail_request() {
   constexpr const char* kName = "FLASHVISION_SM80_BWD_TAIL_SPLIT";
-  const char* value = std::getenv(kName);
-  if (value == nullptr || *value == '\0') return sm80::kBwdTailAuto;
-  const std::string text(value);
-  if (text == "auto") return sm80::kBwdTailAuto;
-  const bool digits = text.size() <= 3 && text.find_first_not_of("0123456789") == std::string::npos;
-  const int parts = digits ? std::stoi(text) : -1;
-  if (!digits || parts > sm80::kBwdMaxSplits) {
-    throw Error(std::string(kName) + " is \"" + text +
-                "\", expected auto, 0 (no split), 1 (the model's best split) or a part count 2.." +
-                std::to_string(sm80::kBwdMaxSplits));
+  const std::optional<std::string> value = env_text(kName);
+  if (!value || *value == "auto") return sm80::kBwdTailAuto;
+  const std::optional<long long> parts = decimal_in(*value, 0, sm80::kBwdMaxSplits);
+  if (!parts) {
+    reject_env(kName, *value,
+               "auto, 0 (no split), 1 (the model's best split) or a part count 2.." +
+                   std::to_string(sm80::kBwdMaxSplits));
   }
-  return parts;
+  return static_cast<int>(*parts);
 }
 
 /// Whether `request` (backward_tail_request) forces a last-wave split on p: then it replaces the
@@ -669,7 +645,7 @@ BackwardPlan plan_backward(const Problem& p, bool sm90) {
       static_cast<int>(ceil_div(p.seqlen_k, sm90 ? sm90_backward_block_n() : tile.block_n));
   const int tail_request = backward_tail_request();
   // Checked on every backward, not only where a split's launch reads it (bwd_kernel.cuh).
-  sm80::parse_bwd_tail_pdl(std::getenv("FLASHVISION_SM80_BWD_TAIL_PDL"));
+  sm80::bwd_tail_pdl_requested();
   params.num_splits = params.num_n_blocks > 0 && !sm90 && !backward_tail_forced(p, tail_request)
                           ? backward_splits(p, params, tile.block_m)
                           : 1;
@@ -797,12 +773,8 @@ sm90::OperandGeometry geometry(const Problem& p, const Operand& op, bool keys) {
 /// Query rows of the sm90 forward's tiles that FLASHVISION_SM90_FWD_ROWS asks for (128 or 192),
 /// or 0 when it is unset: tests and benchmarks run both tiles of a bucket on any shape with it.
 int sm90_rows_override() {
-  const char* rows = std::getenv("FLASHVISION_SM90_FWD_ROWS");
-  if (rows == nullptr || *rows == '\0') return 0;
-  const std::string value(rows);
-  if (value == "128") return sm90::kNarrowBlockM;
-  if (value == "192") return 192;
-  throw Error("FLASHVISION_SM90_FWD_ROWS is \"" + value + "\", expected 128 or 192");
+  return env_choice("FLASHVISION_SM90_FWD_ROWS", {{"128", sm90::kNarrowBlockM}, {"192", 192}}, 0,
+                    "128 or 192");
 }
 
 /// The sm90 forward tile of p (tile_config.h): key blocks sized to the longest key sequence, so

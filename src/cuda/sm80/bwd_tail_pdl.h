@@ -3,10 +3,10 @@
 
 namespace flashvision::detail::sm80 {
 
-/// What FLASHVISION_SM80_BWD_TAIL_PDL asks (`value`: the variable, nullptr when unset): unset, ""
-/// or "1": start the split kernel's CTAs on the SMs the unsplit kernel frees; "0": only after the
-/// unsplit kernel ends. Throws flashvision::Error naming the variable on any other value.
-bool parse_bwd_tail_pdl(const char* value);
+/// What FLASHVISION_SM80_BWD_TAIL_PDL asks: unset, "" or "1": start the split kernel's CTAs on
+/// the SMs the unsplit kernel frees; "0": only after the unsplit kernel ends. Throws
+/// flashvision::Error naming the variable on any other value.
+bool bwd_tail_pdl_requested();
 
 /// Whether the split kernel of a last-wave split launches as a programmatic dependent of the
 /// unsplit kernel on the current device: FLASHVISION_SM80_BWD_TAIL_PDL allows it and the device
