@@ -836,6 +836,17 @@ void set_forward_schedule(sm90::FwdParams& params, const FwdSplit& split, const 
   params.grid_ctas = std::min(params.num_units, sm_count);
 }
 
+/// Whether the sm90 forward of p runs `tile` with the cross-tile pipeline
+/// (tile_config.h's fwd_cross_tile) for `params` (schedule set): where it applies, unless
+/// FLASHVISION_SM90_FWD_CROSS_TILE is 0 (benchmarks compare both).
+bool sm90_cross_tile(const Problem& p, const sm90::FwdParams& params, const sm90::FwdTile& tile) {
+  const bool allowed = env_choice("FLASHVISION_SM90_FWD_CROSS_TILE",
+                                  {{"auto", 1}, {"1", 1}, {"0", 0}}, 1,
+                                  "auto or 1 (where every tile is one key block) or 0 (never)") == 1;
+  return allowed && sm90::fwd_cross_tile(tile.block_m, tile.block_n, p.seqlen_k, p.causal,
+                                         p.varlen, params.num_units != params.num_tiles);
+}
+
 /// Queues the forward's launches (one per 256-column half of V and O above D = 256) with the
 /// tensor maps of Q and K set, then the combine of its split tiles.
 void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
@@ -953,6 +964,7 @@ void cuda_forward_sm90(const Problem& p) {
   params.num_tiles = static_cast<int>(params.num_m_blocks * p.batch * p.heads);
   const FwdSplit split = sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
   set_forward_schedule(params, split, tile, bucket, sm_count);
+  params.cross_tile = sm90_cross_tile(p, params, tile) ? 1 : 0;
   const int swizzle = sm90::swizzle_bytes(bucket);
   params.tmap_q =
       sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);

@@ -5,7 +5,9 @@
 // the softmax's correction runs between the two issues, while S' is on the tensor cores, so that
 // only the conversion of P lies between the end of P V and the next issue (kRescaleDuringQk).
 // Between the warpgroups a round of named barriers lets only one issue GEMMs at a time, so one's
-// softmax hides behind the others' GEMMs.
+// softmax hides behind the others' GEMMs. Where every tile is a single key block (short image
+// sequences, cross-attention to a few text tokens) the same pipeline runs across tiles instead:
+// S = Q K of the next tile is issued with O += P V of this one (run_cross_tile).
 #pragma once
 
 #include <cmath>
@@ -100,9 +102,10 @@ struct Consumer {
     return reinterpret_cast<float(&)[kBlockN / 2]>(acc_s);
   }
 
-  /// Masks (where needed) and folds the scores of the key block starting at n0 into the softmax;
-  /// `correction` receives the factors O must still be multiplied by.
-  __device__ void scores_to_probabilities(const WorkTile& w, int n0, float (&correction)[1][2]) {
+  /// Masks (where needed) and folds the scores of the key block starting at n0 into `state`, the
+  /// softmax of tile w; `correction` receives the factors O must still be multiplied by.
+  __device__ void scores_to_probabilities(const WorkTile& w, int n0, float (&correction)[1][2],
+                                          OnlineSoftmax<1>& state) {
     const int row0 = w.m0 + consumer * 64;
     const bool needs_mask =
         n0 + kBlockN > w.rows.k_len ||
@@ -110,7 +113,7 @@ struct Consumer {
     if (needs_mask) {
       mask_scores(acc_s, row0 + warp * 16, n0, w.rows.q_len, w.rows.k_len, p.shape.causal, lane);
     }
-    softmax.update_scores(acc_s, p.shape.scale_log2, correction);
+    state.update_scores(acc_s, p.shape.scale_log2, correction);
   }
 
   /// One work unit: its rows against its key blocks, then the epilogue (O and LSE of a whole
@@ -119,6 +122,12 @@ struct Consumer {
     clear(acc_o);
     softmax.init();
     if (w.n_blocks > 0) run_blocks(w, ring, q_round);
+    finish(w);
+  }
+
+  /// The epilogue of unit w from O and the softmax: O and LSE of a whole tile, or the partial
+  /// result of one key range of a split tile.
+  __device__ void finish(const WorkTile& w) {
     float inv_sum[1][2], lse[1][2];
     softmax.finalize(p.shape.scale, inv_sum, lse);
     if (w.partial >= 0) {
@@ -138,19 +147,9 @@ struct Consumer {
 
     // Prologue: S of the first block alone.
     int stage = ring.stage();
-    mbarrier_wait(smem.k_full(stage), ring.parity());
-    turns.wait_turn();
-    fence_registers(s_flat());
-    wgmma_fence();
-    gemm_qk<T, kHeadDim, kBlockM, kBlockN>(s_flat(), q_rows, smem.k(stage));
-    wgmma_commit();
-    turns.pass_turn();
-    wgmma_wait<0>();
-    fence_registers(s_flat());
-    release(smem.k_empty(stage));
-    if (w.n_blocks == 1) release(smem.q_empty());
+    scores_alone(q_rows, ring, w.n_blocks == 1);
     float correction[1][2];
-    scores_to_probabilities(w, (w.n_block0 + w.n_blocks - 1) * kBlockN, correction);
+    scores_to_probabilities(w, (w.n_block0 + w.n_blocks - 1) * kBlockN, correction, softmax);
     acc_to_a_frags<T>(p_frag, acc_s);
 
     for (int j = 1; j < w.n_blocks; ++j) {
@@ -158,26 +157,11 @@ struct Consumer {
       const int next_stage = next.stage();
       mbarrier_wait(smem.k_full(next_stage), next.parity());
       mbarrier_wait(smem.v_full(stage), ring.parity());
-      turns.wait_turn();
-      fence_registers(s_flat());
-      fence_registers(o_flat());
-      wgmma_fence();
-      gemm_qk<T, kHeadDim, kBlockM, kBlockN>(s_flat(), q_rows, smem.k(next_stage));
-      wgmma_commit();
-      if constexpr (Tr::kRescaleDuringQk) {
-        // The previous block's correction (the first block's leaves O at zero either way).
-        OnlineSoftmax<1>::rescale(acc_o, correction);
-        fence_registers(o_flat());
-        wgmma_fence();  // P V reads the rescaled accumulators
-      }
-      gemm_pv<T, kHeadDim, kBlockM, kBlockN>(o_flat(), p_frag[0], smem.v(stage));
-      wgmma_commit();
-      turns.pass_turn();
-      wgmma_wait<1>();  // S' is ready; P V may still run
-      fence_registers(s_flat());
-      release(smem.k_empty(next_stage));
+      // The previous block's correction (the first block's leaves O at zero either way).
+      scores_with_values<Tr::kRescaleDuringQk>(q_rows, next_stage, stage, correction);
       if (j == w.n_blocks - 1) release(smem.q_empty());
-      scores_to_probabilities(w, (w.n_block0 + w.n_blocks - 1 - j) * kBlockN, correction);
+      scores_to_probabilities(w, (w.n_block0 + w.n_blocks - 1 - j) * kBlockN, correction,
+                              softmax);
       wgmma_wait<0>();
       fence_registers(o_flat());
       release(smem.v_empty(stage));
@@ -190,6 +174,56 @@ struct Consumer {
     // Epilogue GEMM: P V of the last block.
     mbarrier_wait(smem.v_full(stage), ring.parity());
     if constexpr (Tr::kRescaleDuringQk) OnlineSoftmax<1>::rescale(acc_o, correction);
+    values_alone(ring);
+  }
+
+  /// S = Q K of the key block at the ring's position alone, once its K has landed, waited for; K
+  /// released, and Q where the block is the tile's last.
+  __device__ void scores_alone(uint32_t q_rows, const RingPosition<Tr::kStages>& ring,
+                               bool last_of_q) {
+    const int stage = ring.stage();
+    mbarrier_wait(smem.k_full(stage), ring.parity());
+    turns.wait_turn();
+    fence_registers(s_flat());
+    wgmma_fence();
+    gemm_qk<T, kHeadDim, kBlockM, kBlockN>(s_flat(), q_rows, smem.k(stage));
+    wgmma_commit();
+    turns.pass_turn();
+    wgmma_wait<0>();
+    fence_registers(s_flat());
+    release(smem.k_empty(stage));
+    if (last_of_q) release(smem.q_empty());
+  }
+
+  /// S' = Q K of the block in `next_stage` issued with O += P V of the block in `stage`, in one
+  /// turn, and S' waited for (P V may still run); next_stage's K released. kRescale: O is
+  /// multiplied by `correction` between the two issues, while S' runs.
+  template <bool kRescale>
+  __device__ void scores_with_values(uint32_t q_rows, int next_stage, int stage,
+                                     const float (&correction)[1][2]) {
+    turns.wait_turn();
+    fence_registers(s_flat());
+    fence_registers(o_flat());
+    wgmma_fence();
+    gemm_qk<T, kHeadDim, kBlockM, kBlockN>(s_flat(), q_rows, smem.k(next_stage));
+    wgmma_commit();
+    if constexpr (kRescale) {
+      OnlineSoftmax<1>::rescale(acc_o, correction);
+      fence_registers(o_flat());
+      wgmma_fence();  // P V reads the rescaled accumulators
+    }
+    gemm_pv<T, kHeadDim, kBlockM, kBlockN>(o_flat(), p_frag[0], smem.v(stage));
+    wgmma_commit();
+    turns.pass_turn();
+    wgmma_wait<1>();  // S' is ready; P V may still run
+    fence_registers(s_flat());
+    release(smem.k_empty(next_stage));
+  }
+
+  /// O += P V of the block at the ring's position alone (its V has landed), waited for; V
+  /// released and the ring moved on.
+  __device__ void values_alone(RingPosition<Tr::kStages>& ring) {
+    const int stage = ring.stage();
     turns.wait_turn();
     fence_registers(o_flat());
     wgmma_fence();
@@ -202,13 +236,68 @@ struct Consumer {
     ++ring.index;
   }
 
+  /// The CTA's units when each is a whole tile of one key block (FwdParams::cross_tile): the
+  /// pipeline of run_blocks across tiles. S = Q K of the next tile is issued with O += P V of
+  /// this one, the next tile's softmax runs while P V is on the tensor cores, and this tile's
+  /// epilogue while the other warpgroups issue theirs. Tile by tile (run), a one-block tile runs
+  /// its GEMM, softmax, GEMM and epilogue in sequence, and the warpgroups, a GEMM apart, reach
+  /// their softmax together, when the tensor cores have nothing to run. Two softmax states: the
+  /// tile whose P V is in flight and the next one's.
+  __device__ void run_cross_tile(RingPosition<Tr::kStages>& ring, int& q_round) {
+    const uint32_t q_rows = smem.q() + consumer * 64 * Tr::kSwizzle;
+    const int stride = static_cast<int>(gridDim.x);
+    int unit = static_cast<int>(blockIdx.x);
+    WorkTile w = locate_work<kHeadDim, kBlockM, kBlockN>(p, unit);
+    float correction[1][2];  // of a first block: O is zero, nothing to rescale
+
+    // Prologue: S of the CTA's first tile alone.
+    softmax.init();
+    int stage = ring.stage();
+    mbarrier_wait(smem.q_full(), q_round & 1);
+    ++q_round;
+    scores_alone(q_rows, ring, true);
+    scores_to_probabilities(w, 0, correction, softmax);
+    acc_to_a_frags<T>(p_frag, acc_s);
+
+    OnlineSoftmax<1> next_softmax;
+    for (unit += stride; unit < p.num_units; unit += stride) {
+      const WorkTile next_w = locate_work<kHeadDim, kBlockM, kBlockN>(p, unit);
+      RingPosition<Tr::kStages> next{ring.index + 1};
+      const int next_stage = next.stage();
+      mbarrier_wait(smem.q_full(), q_round & 1);
+      ++q_round;
+      mbarrier_wait(smem.k_full(next_stage), next.parity());
+      mbarrier_wait(smem.v_full(stage), ring.parity());
+      clear(acc_o);
+      scores_with_values<false>(q_rows, next_stage, stage, correction);
+      release(smem.q_empty());
+      next_softmax.init();
+      scores_to_probabilities(next_w, 0, correction, next_softmax);
+      wgmma_wait<0>();
+      fence_registers(o_flat());
+      release(smem.v_empty(stage));
+      finish(w);
+      softmax = next_softmax;
+      acc_to_a_frags<T>(p_frag, acc_s);
+      w = next_w;
+      ring = next;
+      stage = next_stage;
+    }
+
+    // Epilogue: P V of the CTA's last tile.
+    mbarrier_wait(smem.v_full(stage), ring.parity());
+    clear(acc_o);
+    values_alone(ring);
+    finish(w);
+  }
+
   /// One arrival per warp once its wgmma have read the slot (the barriers count 8 warps).
   __device__ void release(uint32_t bar) const {
     if (lane == 0) mbarrier_arrive(bar);
   }
 };
 
-template <typename T, int kHeadDim, int kBlockM, int kBlockN>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kCrossTile>
 __device__ __forceinline__ void consume(const FwdParams& p,
                                         const SmemLayout<kHeadDim, kBlockM, kBlockN>& smem,
                                         int consumer) {
@@ -223,10 +312,15 @@ __device__ __forceinline__ void consume(const FwdParams& p,
                                             static_cast<int>(threadIdx.x) % 32};
   RingPosition<Tr::kStages> ring;
   int q_round = 0;
-  for (int unit = static_cast<int>(blockIdx.x); unit < p.num_units;
-       unit += static_cast<int>(gridDim.x)) {
-    const WorkTile w = locate_work<kHeadDim, kBlockM, kBlockN>(p, unit);
-    if (w.has_rows()) c.run(w, ring, q_round);
+  if constexpr (kCrossTile) {
+    // The host launches one CTA per unit at most (grid_ctas), so every CTA has a first tile.
+    c.run_cross_tile(ring, q_round);
+  } else {
+    for (int unit = static_cast<int>(blockIdx.x); unit < p.num_units;
+         unit += static_cast<int>(gridDim.x)) {
+      const WorkTile w = locate_work<kHeadDim, kBlockM, kBlockN>(p, unit);
+      if (w.has_rows()) c.run(w, ring, q_round);
+    }
   }
 }
 

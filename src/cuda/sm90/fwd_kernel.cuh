@@ -16,7 +16,9 @@
 
 namespace flashvision::detail::sm90 {
 
-template <typename T, int kHeadDim, int kBlockM, int kBlockN>
+/// kCrossTile: every unit is a whole tile of one key block, and the consumers pipeline across
+/// tiles (FwdParams::cross_tile).
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kCrossTile>
 __global__ void __launch_bounds__(FwdTraits<kHeadDim, kBlockM, kBlockN>::kThreads, 1)
     fwd_kernel(const __grid_constant__ FwdParams p) {
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
@@ -49,21 +51,31 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kBlockM, kBlockN>::kThread
     }
   } else {
     set_max_registers<Tr::kConsumerRegisters, true>();
-    consume<T, kHeadDim, kBlockM, kBlockN>(p, smem, warpgroup - 1);
+    consume<T, kHeadDim, kBlockM, kBlockN, kCrossTile>(p, smem, warpgroup - 1);
   }
 }
 
-template <DType kDType, int kHeadDim, int kBlockM, int kBlockN>
-void run_fwd(const FwdParams& params, void* stream) {
+template <DType kDType, int kHeadDim, int kBlockM, int kBlockN, bool kCrossTile>
+void launch_fwd(const FwdParams& params, void* stream) {
   using T = typename CudaElement<kDType>::type;
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
   constexpr int kSmem = static_cast<int>(fwd_smem_bytes(kHeadDim, kBlockM, kBlockN));
-  auto* kernel = &fwd_kernel<T, kHeadDim, kBlockM, kBlockN>;
+  auto* kernel = &fwd_kernel<T, kHeadDim, kBlockM, kBlockN, kCrossTile>;
   cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
              "cudaFuncSetAttribute (sm90 forward)");
   kernel<<<static_cast<unsigned>(params.grid_ctas), Tr::kThreads, kSmem,
            static_cast<cudaStream_t>(stream)>>>(params);
   cuda_check(cudaGetLastError(), "the sm90 forward kernel launch");
+}
+
+template <DType kDType, int kHeadDim, int kBlockM, int kBlockN>
+void run_fwd(const FwdParams& params, void* stream) {
+  if constexpr (fwd_cross_tile_compiled(kBlockM)) {
+    if (params.cross_tile) {
+      return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, true>(params, stream);
+    }
+  }
+  launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, false>(params, stream);
 }
 
 }  // namespace flashvision::detail::sm90

@@ -25,6 +25,9 @@ struct FwdParams {
   int split_parts = 1;
   int split_blocks = 0;  ///< key blocks of a part (the last part of a tile may have fewer)
   int grid_ctas = 0;     ///< persistent CTAs: min(num_units, SMs)
+  /// 1: every unit is a whole tile of a single key block, and the consumers pipeline across tiles
+  /// (tile_config.h's fwd_cross_tile; 128-row tiles only).
+  int cross_tile = 0;
   /// Partial results of the split units (unit - split_tile0 indexes them): O normalized by the
   /// part's own sum, fp32 [unit][block rows][split_cols], and its LSE [unit][block rows]. The
   /// combine kernel (common/fwd_combine.h) merges a tile's parts into out and lse.

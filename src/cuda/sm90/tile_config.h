@@ -170,6 +170,21 @@ constexpr int fwd_block_m(int bucket, int block_n, long long seqlen_q, long long
              : kNarrowBlockM;
 }
 
+/// Whether tiles of `block_m` rows have the cross-tile kernel (fwd_consumer.cuh's
+/// run_cross_tile): the 128-row tiles of two consumers, whose short key widths serve the short
+/// image sequences; a wide tile's three consumers keep the per-tile loop.
+constexpr bool fwd_cross_tile_compiled(int block_m) { return block_m == kNarrowBlockM; }
+
+/// Whether the forward's consumers pipeline across tiles (FwdParams::cross_tile): every unit of
+/// the schedule must be a whole tile of exactly one key block of `block_n` keys, which holds for
+/// dense (not varlen) non-causal problems of 1 to block_n keys whose last wave is not split.
+/// ViT-B/16's 197 tokens (one 208-key block) and cross-attention to 77 text tokens qualify.
+constexpr bool fwd_cross_tile(int block_m, int block_n, long long seqlen_k, bool causal,
+                              bool varlen, bool split) {
+  return fwd_cross_tile_compiled(block_m) && !causal && !varlen && !split && seqlen_k >= 1 &&
+         seqlen_k <= block_n;
+}
+
 /// Threads of a block: the consumer warpgroups (64 query rows each) and one producer warpgroup.
 constexpr int fwd_threads(const FwdTile& t) { return (t.consumers() + 1) * 128; }
 
