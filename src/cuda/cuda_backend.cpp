@@ -261,8 +261,9 @@ void set_common_params(Params& params, const Problem& p) {
   params.v = tensor_params(p.v);
 }
 
-/// The cap on a tile-variant choice that environment variable `name` sets: its digit, or the
-/// highest variant when it is unset or empty; anything but one digit below `variants` is an error.
+/// The cap on a tile-variant choice that environment variable `name` sets: its value, or the
+/// highest variant when it is unset or empty; anything but a decimal number below `variants` is an
+/// error.
 int tile_variant_cap(const char* name, int variants) {
   const std::optional<std::string> cap = env_text(name);
   if (!cap) return variants - 1;
