@@ -39,6 +39,9 @@ constexpr int64_t kBlockKeys = 128;
 constexpr int64_t kLargestBlockRows = 128;
 constexpr int64_t kSmallestBlockRows = 32;
 constexpr int64_t kTasksPerThread = 8;
+/// Query rows of a task that cost about what packing one stream's K and V costs (16 threads on
+/// the Xeon of BENCH.md, sd15-self-16: 19.5 us of packing, 16.1 us for a 32-row task).
+constexpr int64_t kPackCostRows = 40;
 /// Query rows that go through S, the softmax and P V together: two tiles, one 2 x 2 tile block.
 constexpr int64_t kGroupRows = 2 * kAmxRows;
 /// Packed K and V of one (sequence, kv head) per thread: 16 MiB is 32768 keys at head_dim 128.
@@ -206,6 +209,14 @@ int64_t choose_block_rows(const Problem& p, int64_t streams) {
   return rows;
 }
 
+/// How many of a stream's blocks must be left for a thread that does not hold its K/V to take
+/// one (schedule.h): taking block b costs the packing (p blocks' worth) and one block, and pays
+/// when it ends before the owner, who is half a block into its current one on average, would
+/// reach b: when more than 0.5 + p blocks are left.
+int64_t helper_min_left(int64_t block_rows) {
+  return 1 + (2 * kPackCostRows + block_rows) / (2 * block_rows);
+}
+
 }  // namespace
 
 bool amx_forward_fits(const Problem& problem) {
@@ -224,7 +235,7 @@ void cpu_amx_forward(const Problem& problem, const AmxKernels& kernels) {
   // Kept from call to call, as in forward.cpp: fresh pages fault at first touch.
   thread_local GrowingScratch kept_scratch;
   float* const scratch = kept_scratch.reserve(threads * layout.plan.size());
-  StreamBlocks queue(streams, q_blocks);
+  StreamBlocks queue(streams, q_blocks, helper_min_left(block_rows));
 
 #pragma omp parallel num_threads(threads)
   {
