@@ -35,10 +35,18 @@ namespace {
 /// Keys per block: 128 (up to 192 for a merged remainder); a multiple of the 32-key V chunk, so
 /// blocks start on packed chunks.
 constexpr int64_t kBlockKeys = 128;
-/// Query rows per block: the largest of 128, 64, 32 that still gives each thread 8 tasks.
+/// Query rows per block: the largest of 128, 64, 32 that still gives each thread 8 tasks, or 4
+/// where one stream's packed K/V passes kCachedPackBytes.
 constexpr int64_t kLargestBlockRows = 128;
 constexpr int64_t kSmallestBlockRows = 32;
 constexpr int64_t kTasksPerThread = 8;
+constexpr int64_t kTasksPerThreadUncached = 4;
+/// Packed K/V of one stream beyond which it does not stay in a core's L2 (2 MiB on the Xeon of
+/// BENCH.md) between a task's key blocks and the next task's: every task then reads it from L3
+/// again, once per key block, so fewer, taller tasks read it fewer times. vae-mid-512 (one
+/// stream, 4096 keys x 512: 8 MiB packed) on 16 threads: 32-row blocks (8 tasks a thread)
+/// 6.6 ms, 64 rows 5.7 ms, 128 rows 6.4 ms (2 tasks a thread: the last ones wait).
+constexpr int64_t kCachedPackBytes = int64_t{1} << 20;
 /// Query rows of a task that cost about what packing one stream's K and V costs (16 threads on
 /// the Xeon of BENCH.md, sd15-self-16: 19.5 us of packing, 16.1 us for a 32-row task).
 constexpr int64_t kPackCostRows = 40;
@@ -199,11 +207,13 @@ struct AmxTask {
 };
 
 /// Query rows per block: halved from kLargestBlockRows while the threads would get fewer than
-/// kTasksPerThread tasks each.
-int64_t choose_block_rows(const Problem& p, int64_t streams) {
+/// kTasksPerThread tasks each (kTasksPerThreadUncached where packed K/V passes the L2).
+int64_t choose_block_rows(const Problem& p, int64_t streams, const AmxShape& shape) {
+  const int64_t tasks_per_thread =
+      shape.packed_bytes() > kCachedPackBytes ? kTasksPerThreadUncached : kTasksPerThread;
   int64_t rows = kLargestBlockRows;
   while (rows > kSmallestBlockRows &&
-         streams * ((p.seqlen_q + rows - 1) / rows) < kTasksPerThread * requested_threads(p)) {
+         streams * ((p.seqlen_q + rows - 1) / rows) < tasks_per_thread * requested_threads(p)) {
     rows /= 2;
   }
   return rows;
@@ -225,12 +235,12 @@ bool amx_forward_fits(const Problem& problem) {
 
 void cpu_amx_forward(const Problem& problem, const AmxKernels& kernels) {
   const int64_t streams = problem.batch * problem.heads;
-  const int64_t block_rows = choose_block_rows(problem, streams);
+  const AmxShape shape(problem.head_dim, problem.seqlen_k);
+  const int64_t block_rows = choose_block_rows(problem, streams, shape);
   const int64_t q_blocks = (problem.seqlen_q + block_rows - 1) / block_rows;
   const int64_t tasks = streams * q_blocks;
   if (tasks == 0) return;
   const int threads = thread_count(problem, tasks);
-  const AmxShape shape(problem.head_dim, problem.seqlen_k);
   const AmxScratch layout(shape, block_rows);
   // Kept from call to call, as in forward.cpp: fresh pages fault at first touch.
   thread_local GrowingScratch kept_scratch;

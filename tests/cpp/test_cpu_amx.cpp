@@ -92,6 +92,26 @@ TEST(CpuAmx, LongKeysAcrossBlocks) {
   }
 }
 
+TEST(CpuAmx, PackedKeysPastTheL2) {
+  // One stream whose packed K/V (600 keys x D = 512, 1.2 MiB) passes what a core's L2 keeps, so
+  // the forward asks 4 tasks a thread instead of 8 (amx_forward.cpp, kCachedPackBytes): one
+  // thread takes 64-row blocks (where 8 tasks would have made them 32), a partial one last; 16
+  // threads share 32-row blocks.
+  ScopedEnv env("FLASHVISION_CPU_AMX", "1");
+  for (const int threads : {1, 16}) {
+    AttentionCase c;
+    c.dtype = DType::bf16;
+    c.batch = 1;
+    c.seqlen_q = 200;
+    c.seqlen_k = 600;
+    c.heads = 1;
+    c.heads_kv = 1;
+    c.head_dim = 512;
+    c.num_threads = threads;
+    check_forward(cpu_target(), c);
+  }
+}
+
 TEST(CpuAmx, LargeScoresStayFinite) {
   // Scores far above 1 make the running max move between blocks: O is rescaled, P stays <= 2^8.
   ScopedEnv env("FLASHVISION_CPU_AMX", "1");
