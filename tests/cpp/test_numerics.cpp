@@ -78,6 +78,19 @@ TEST_P(Numerics, AllScoresFarNegative) {
   }
 }
 
+TEST_P(Numerics, NegativeScale) {
+  // With a negative scale the largest scaled score is the smallest raw one: a softmax that
+  // subtracts the raw max instead exponentiates |scale| * spread * log2(e), about 6 * 28 * 1.44
+  // ~ 240 here (random scores at head dim 32 spread over about +-14 in a row of 130 keys), and
+  // overflows float32.
+  for (const bool causal : {false, true}) {
+    AttentionCase c = base(100, 130, 32);
+    c.causal = causal;
+    c.softmax_scale = -6.0f;
+    check_backward(cpu_target(), c);
+  }
+}
+
 TEST_P(Numerics, TinyHeadDims) {
   for (const int64_t dim : {1, 3}) {
     for (const bool causal : {false, true}) {
