@@ -27,6 +27,15 @@ void reject_env(const char* name, const std::string& text, std::string_view expe
   throw Error(std::string(name) + " is \"" + text + "\", expected " + std::string(expected));
 }
 
+long long env_decimal(const char* name, long long low, long long high, long long fallback,
+                      std::string_view expected, bool accepts_auto) {
+  const std::optional<std::string> text = env_text(name);
+  if (!text || (accepts_auto && *text == "auto")) return fallback;
+  const std::optional<long long> value = decimal_in(*text, low, high);
+  if (!value) reject_env(name, *text, expected);
+  return *value;
+}
+
 int env_choice(const char* name, std::initializer_list<EnvChoice> choices, int fallback,
                std::string_view expected) {
   const std::optional<std::string> text = env_text(name);

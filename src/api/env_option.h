@@ -18,6 +18,12 @@ std::optional<long long> decimal_in(std::string_view text, long long low, long l
 /// Throws Error: `<name> is "<text>", expected <expected>`.
 [[noreturn]] void reject_env(const char* name, const std::string& text, std::string_view expected);
 
+/// What variable `name` sets as a decimal integer in [low, high] (decimal_in): `fallback` where it
+/// is unset or empty, or where it is "auto" and `accepts_auto`; any other value is rejected with
+/// `expected` (reject_env).
+long long env_decimal(const char* name, long long low, long long high, long long fallback,
+                      std::string_view expected, bool accepts_auto = false);
+
 /// One accepted value of a variable and what it selects.
 struct EnvChoice {
   std::string_view text;

@@ -11,7 +11,6 @@
 #include <cstddef>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <tuple>
 
@@ -265,13 +264,8 @@ void set_common_params(Params& params, const Problem& p) {
 /// highest variant when it is unset or empty; anything but a decimal number below `variants` is an
 /// error.
 int tile_variant_cap(const char* name, int variants) {
-  const std::optional<std::string> cap = env_text(name);
-  if (!cap) return variants - 1;
-  const std::optional<long long> variant = decimal_in(*cap, 0, variants - 1);
-  if (!variant) {
-    reject_env(name, *cap, "a tile variant 0.." + std::to_string(variants - 1));
-  }
-  return static_cast<int>(*variant);
+  return static_cast<int>(env_decimal(name, 0, variants - 1, variants - 1,
+                                      "a tile variant 0.." + std::to_string(variants - 1)));
 }
 
 /// The forward tile variant (tile_config.h): the device's pick, at most FLASHVISION_SM80_FWD_TILE
@@ -301,14 +295,10 @@ int forward_kv_mode(int bucket, int tile_variant, int device_index) {
 /// choice; "0": never; "1": the model's best split even where it does not pay; "2".."8": that
 /// many key-range parts. Benchmarks compare 0 and 1 in one binary.
 int forward_split_request(const char* name) {
-  const std::optional<std::string> value = env_text(name);
-  if (!value || *value == "auto") return kFwdSplitAuto;
-  if (const std::optional<long long> parts = decimal_in(*value, 0, kFwdMaxSplitParts)) {
-    return static_cast<int>(*parts);
-  }
-  reject_env(name, *value,
-             "auto, 0 (no split), 1 (split) or a part count 2.." +
-                 std::to_string(kFwdMaxSplitParts));
+  return static_cast<int>(env_decimal(
+      name, 0, kFwdMaxSplitParts, kFwdSplitAuto,
+      "auto, 0 (no split), 1 (split) or a part count 2.." + std::to_string(kFwdMaxSplitParts),
+      true));
 }
 
 /// The stream-ordered memory pool of the forwards' split partials on `device`: the library's own,
@@ -482,14 +472,10 @@ constexpr int kMaxQueryStagger = 1 << 20;
 /// or 1 (none) when it is unset or empty. Deterministic runs keep 1: there one CTA walks every key
 /// block of a head, so no other CTA adds into its dQ rows that a stagger could keep apart.
 int backward_query_stagger(bool deterministic) {
-  constexpr const char* kName = "FLASHVISION_SM80_BWD_STAGGER";
-  const std::optional<std::string> value = env_text(kName);
-  if (!value) return 1;
-  const std::optional<long long> stagger = decimal_in(*value, 1, kMaxQueryStagger);
-  if (!stagger) {
-    reject_env(kName, *value, "a query-block stagger 1.." + std::to_string(kMaxQueryStagger));
-  }
-  return deterministic ? 1 : static_cast<int>(*stagger);
+  const long long stagger =
+      env_decimal("FLASHVISION_SM80_BWD_STAGGER", 1, kMaxQueryStagger, 1,
+                  "a query-block stagger 1.." + std::to_string(kMaxQueryStagger));
+  return deterministic ? 1 : static_cast<int>(stagger);
 }
 
 /// Head-dim buckets in which the sm80 backward's warps work as two groups by default on Hopper:
@@ -540,16 +526,11 @@ int backward_splits(const Problem& p, const sm80::BwdParams& params, int block_m
 /// "auto" or unset: the model's choice; "0": never; "1": the model's best split even where it does
 /// not pay; "2".."128": the last wave's tiles in that many parts.
 int backward_tail_request() {
-  constexpr const char* kName = "FLASHVISION_SM80_BWD_TAIL_SPLIT";
-  const std::optional<std::string> value = env_text(kName);
-  if (!value || *value == "auto") return sm80::kBwdTailAuto;
-  const std::optional<long long> parts = decimal_in(*value, 0, sm80::kBwdMaxSplits);
-  if (!parts) {
-    reject_env(kName, *value,
-               "auto, 0 (no split), 1 (the model's best split) or a part count 2.." +
-                   std::to_string(sm80::kBwdMaxSplits));
-  }
-  return static_cast<int>(*parts);
+  return static_cast<int>(env_decimal("FLASHVISION_SM80_BWD_TAIL_SPLIT", 0, sm80::kBwdMaxSplits,
+                                      sm80::kBwdTailAuto,
+                                      "auto, 0 (no split), 1 (the model's best split) or a part "
+                                      "count 2.." + std::to_string(sm80::kBwdMaxSplits),
+                                      true));
 }
 
 /// Whether `request` (backward_tail_request) forces a last-wave split on p: then it replaces the

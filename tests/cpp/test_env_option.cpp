@@ -66,6 +66,30 @@ TEST(EnvOption, ChoicesAndTheirFallback) {
             std::string("flashvision: ") + kName + " is \"Rows\", expected rows or tiles");
 }
 
+TEST(EnvOption, DecimalsAndTheirFallback) {
+  const auto read = [](bool accepts_auto) {
+    return env_decimal(kName, 2, 8, -1, "auto or a count 2..8", accepts_auto);
+  };
+  unsetenv(kName);
+  EXPECT_EQ(read(false), -1);
+  for (const auto& [text, value] : {std::pair{"", -1}, {"2", 2}, {"08", 8}}) {
+    ScopedEnv env(kName, text);
+    EXPECT_EQ(read(false), value) << text;
+  }
+  {
+    ScopedEnv env(kName, "auto");
+    EXPECT_EQ(read(true), -1);
+    EXPECT_EQ(error_of([&] { read(false); }),
+              std::string("flashvision: ") + kName + " is \"auto\", expected auto or a count 2..8");
+  }
+  for (const char* bad : {"1", "9", "Auto", " 3"}) {
+    ScopedEnv env(kName, bad);
+    EXPECT_EQ(error_of([&] { read(true); }), std::string("flashvision: ") + kName + " is \"" +
+                                                 bad + "\", expected auto or a count 2..8")
+        << bad;
+  }
+}
+
 TEST(EnvOption, RejectionNamesTheVariableAndTheValue) {
   EXPECT_EQ(error_of([] { reject_env(kName, "x y", "a stagger 1..4"); }),
             std::string("flashvision: ") + kName + " is \"x y\", expected a stagger 1..4");
