@@ -24,7 +24,7 @@ enum class Backend : int {
 /// cu_seqlens_q[b] .. cu_seqlens_q[b+1] of q and likewise of k and v.
 /// Any strides are accepted as long as the last (head) dimension is contiguous.
 struct AttentionOptions {
-  float softmax_scale = 0.0f;  ///< multiplier of QK^T; 0 means 1/sqrt(D)
+  float softmax_scale = 0.0f;  ///< multiplier of QK^T, any finite value; 0 means 1/sqrt(D)
   /// Causal mask aligned to the bottom-right corner (as flash-attn >= 2.1): query row i may see key
   /// j when j <= i + Nk - Nq. Rows that see no key output 0 and have lse = -inf.
   bool causal = false;

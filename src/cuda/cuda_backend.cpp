@@ -18,6 +18,7 @@
 #include "cuda/common/cuda_check.h"
 #include "cuda/common/fwd_combine.h"
 #include "cuda/common/fwd_split.h"
+#include "cuda/common/negate_keys.h"
 #include "cuda/sm80/bwd_split.h"
 #include "cuda/sm80/bwd_tail_pdl.h"
 #include "cuda/sm80/dispatch.h"
@@ -428,10 +429,50 @@ void set_sm80_forward_split(const Problem& p, int bucket, sm80::FwdParams& param
   params.split_cols = bucket;
 }
 
-}  // namespace
+/// Runs run(p) where p's scale is positive, and otherwise run(q) with q's keys a negated copy of
+/// p's, made on p's stream, and q.scale = -p.scale: softmax(Q K^T s) = softmax(Q (-K)^T (-s)). The
+/// kernels' online softmax shifts each row by its largest raw score, the largest scaled one only
+/// for s > 0; with s < 0 it would exponentiate |s| times the row's spread of scores and overflow.
+/// The backward needs nothing of the kind: it recomputes P from the LSE, so P <= 1 for any s.
+template <typename Run>
+void with_positive_scale(const Problem& p, Run&& run) {
+  const int64_t seqs = p.varlen ? 1 : p.batch;
+  const int64_t rows = p.varlen ? p.total_k : p.seqlen_k;
+  if (!(p.scale < 0.0f) || seqs * rows * p.heads_kv == 0) return run(p);
+  // Rows padded to 8 elements (16 bytes), as the kernels' alignment asks of the caller's keys.
+  const int64_t pitch = (p.head_dim + 7) / 8 * 8;
+  auto* stream = static_cast<cudaStream_t>(p.stream);
+  void* copy = nullptr;
+  cuda_check(cudaMallocAsync(&copy, static_cast<std::size_t>(seqs * rows * p.heads_kv * pitch) * 2,
+                             stream),
+             "cudaMallocAsync (negated keys for a negative softmax scale)");
+  Problem q = p;
+  q.scale = -p.scale;
+  q.k = {copy, p.varlen ? 0 : rows * p.heads_kv * pitch, p.heads_kv * pitch, pitch};
+  NegateKeysParams n;
+  n.src = static_cast<const uint16_t*>(p.k.data);
+  n.src_seq_stride = p.k.seq_stride;
+  n.src_row_stride = p.k.row_stride;
+  n.src_head_stride = p.k.head_stride;
+  n.dst = static_cast<uint16_t*>(copy);
+  n.dst_seq_stride = q.k.seq_stride;
+  n.dst_row_stride = q.k.row_stride;
+  n.dst_head_stride = q.k.head_stride;
+  n.seqs = seqs;
+  n.rows = rows;
+  n.heads = p.heads_kv;
+  n.head_dim = p.head_dim;
+  try {
+    negate_keys(n, p.stream);
+    run(q);
+  } catch (...) {
+    cudaFreeAsync(copy, stream);
+    throw;
+  }
+  cuda_check(cudaFreeAsync(copy, stream), "cudaFreeAsync (negated keys)");
+}
 
-void cuda_forward(const Problem& p) {
-  DeviceGuard guard(p.device_index);
+void forward_sm80(const Problem& p) {
   const int bucket = sm80::head_dim_bucket(p.head_dim);
   sm80::FwdParams params;
   set_common_params(params, p);
@@ -446,6 +487,13 @@ void cuda_forward(const Problem& p) {
     sm80::forward(p.dtype, bucket, params, p.stream);
     combine_split(p.dtype, combine_params(params), p.stream);
   });
+}
+
+}  // namespace
+
+void cuda_forward(const Problem& p) {
+  DeviceGuard guard(p.device_index);
+  with_positive_scale(p, forward_sm80);
 }
 
 namespace {
@@ -934,8 +982,9 @@ bool cuda_sm90_backward_preferred(const Problem& p) {
   return plan_backward(p, false).params.num_splits == 1;
 }
 
-void cuda_forward_sm90(const Problem& p) {
-  DeviceGuard guard(p.device_index);
+namespace {
+
+void forward_sm90(const Problem& p) {
   const int bucket = sm90::head_dim_bucket(p.head_dim);
   const int sm_count = std::max(1, device_info(p.device_index).sm_count);
   const sm90::FwdTile tile = sm90_forward_tile(p, bucket, sm_count);
@@ -952,6 +1001,13 @@ void cuda_forward_sm90(const Problem& p) {
       sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);
   params.tmap_k = sm90::make_tensor_map(geometry(p, p.k, true), swizzle / 2, tile.block_n, swizzle);
   with_split_workspace(p, params, [&] { run_forward_sm90(p, params, bucket, tile); });
+}
+
+}  // namespace
+
+void cuda_forward_sm90(const Problem& p) {
+  DeviceGuard guard(p.device_index);
+  with_positive_scale(p, forward_sm90);
 }
 
 #else

@@ -1,0 +1,23 @@
+// A negated copy of the keys, for forwards with a negative softmax scale (cuda_backend.cpp's
+// with_positive_scale): softmax(Q K^T s) = softmax(Q (-K)^T (-s)).
+#pragma once
+
+#include <cstdint>
+
+namespace flashvision::detail {
+
+/// Where the keys are and where their negated copy goes: `seqs` sequences of `rows` rows of
+/// `heads` heads of `head_dim` 16-bit elements (f16 or bf16, whose sign is one bit: negating is
+/// exact), read through src's strides (elements) and written with dst's.
+struct NegateKeysParams {
+  const uint16_t* src = nullptr;
+  int64_t src_seq_stride = 0, src_row_stride = 0, src_head_stride = 0;
+  uint16_t* dst = nullptr;
+  int64_t dst_seq_stride = 0, dst_row_stride = 0, dst_head_stride = 0;
+  int64_t seqs = 0, rows = 0, heads = 0, head_dim = 0;
+};
+
+/// Queues dst = -src on `stream`.
+void negate_keys(const NegateKeysParams& params, void* stream);
+
+}  // namespace flashvision::detail
