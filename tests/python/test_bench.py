@@ -98,7 +98,7 @@ def test_naive_over_the_cap_is_skipped_with_a_reason(tmp_path):
 
 
 def test_a_peers_only_run_needs_no_flashvision_kernel(tmp_path, monkeypatch):
-    """gpu-check's peers stage runs only the sdpa-* impls, on any build of the package."""
+    """gpu-check's peers stage without the CUDA package: the sdpa-* impls on a CPU-only build."""
     def refuse(*args, **kwargs):
         raise AssertionError("selected_kernel called in a run without flashvision")
 
