@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "api/env_option.h"
 #include "api/problem.h"
 #include "cpu/cpu_backend.h"
 #include "flashvision/flashvision.h"
@@ -35,11 +36,24 @@ Backend choose_backend(const Problem& p, Backend requested, bool backward) {
     throw Error("backend is cpu but the tensors are on cuda; expected a CUDA backend or automatic");
   }
 #ifdef FLASHVISION_HAVE_CUDA
+  // FLASHVISION_CUDA_KERNEL turns an automatic call into a forced one, so that benchmarks and
+  // tests reach one kernel through entry points that always ask for the automatic backend (the
+  // Python package's).
+  std::string forced_by = "backend is ";
+  if (requested == Backend::automatic) {
+    requested = static_cast<Backend>(detail::env_choice(
+        "FLASHVISION_CUDA_KERNEL",
+        {{"auto", static_cast<int>(Backend::automatic)},
+         {"sm80", static_cast<int>(Backend::cuda_sm80)},
+         {"sm90", static_cast<int>(Backend::cuda_sm90)}},
+        static_cast<int>(Backend::automatic), "auto, sm80 or sm90"));
+    forced_by = "FLASHVISION_CUDA_KERNEL asks for ";
+  }
   std::string why;
   if (requested == Backend::cuda_sm90) {
     const bool supported = backward ? detail::cuda_sm90_backward_supports(p, &why)
                                     : detail::cuda_sm90_supports(p, &why);
-    if (!supported) throw Error("backend is cuda-sm90 but " + why);
+    if (!supported) throw Error(forced_by + "cuda-sm90 but " + why);
     return Backend::cuda_sm90;
   }
   // The Hopper kernels where they apply (and, in the backward, where the grid is large enough for
@@ -53,6 +67,7 @@ Backend choose_backend(const Problem& p, Backend requested, bool backward) {
     // Forward head dims above 256 only the Hopper forward serves: say why it refused too (e.g. a
     // build without bucket 512, or a GPU other than compute capability 9.0).
     if (p.head_dim > 256 && !sm90_why.empty()) why += "; the Hopper forward: " + sm90_why;
+    if (requested == Backend::cuda_sm80) why = forced_by + "cuda-sm80 but " + why;
     throw Error(why);
   }
   return Backend::cuda_sm80;

@@ -1,6 +1,7 @@
 // CPU backend controls: the thread count must not change results beyond rounding, a forced
 // instruction set (FLASHVISION_CPU_ISA) and forced forward blocks (FLASHVISION_CPU_FWD_BLOCKS)
-// must give correct results too, and outputs large enough to be given huge pages stay exact.
+// must give correct results too, outputs large enough to be given huge pages stay exact, and the
+// CUDA kernel override (FLASHVISION_CUDA_KERNEL) leaves CPU calls alone.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -152,6 +153,15 @@ TEST(CpuHugePages, LargeOutputsMatchReference) {
     c.head_dim = 64;
     c.layout = layout;
     check_backward(cpu_target(), c);
+  }
+}
+
+TEST(CudaKernelVariable, LeavesCpuCallsAlone) {
+  // It turns automatic calls on CUDA tensors into forced ones; CPU tensors never read it, so not
+  // even a value it rejects stops them.
+  for (const char* value : {"sm80", "sm90", "bad"}) {
+    ScopedEnv env("FLASHVISION_CUDA_KERNEL", value);
+    check_forward(cpu_target(), dense_case(DType::f32, 20, 30, 32));
   }
 }
 

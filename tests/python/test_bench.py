@@ -126,6 +126,8 @@ def test_quick_reduces_the_batch_and_records_it():
     (["--budget", "0"], "--budget"),
     (["--dtype", "f64"], "--dtype"),
     (["--impl", "sdpa-flash", "--device", "cpu"], "--impl"),
+    (["--kernel", "sm80", "--device", "cpu"], "--kernel"),
+    (["--kernel", "sm70"], "--kernel"),
     (["--sweep-sides", "16,x"], "--sweep-sides"),
     (["--resolution-sweep", "--case", "vit-b16-224"], "--resolution-sweep"),
 ])
@@ -134,6 +136,20 @@ def test_argument_errors_name_the_flag(argv, flag, capsys):
         cli.main(argv)
     assert exit_info.value.code == 2
     assert flag in capsys.readouterr().err
+
+
+def test_kernel_flag_sets_the_variable_for_the_run_only(monkeypatch):
+    name = "FLASHVISION_CUDA_KERNEL"
+    monkeypatch.delenv(name, raising=False)
+    with cli._cuda_kernel("sm80"):
+        assert os.environ[name] == "sm80"
+    assert name not in os.environ
+    monkeypatch.setenv(name, "sm90")
+    with cli._cuda_kernel(None):
+        assert os.environ[name] == "sm90"
+    with cli._cuda_kernel("auto"):
+        assert os.environ[name] == "auto"
+    assert os.environ[name] == "sm90"
 
 
 def test_case_table_is_the_bench_md_set():

@@ -1,6 +1,7 @@
 """Arguments and the main loop of ``python -m flashvision.bench``."""
 
 import argparse
+import contextlib
 import math
 import os
 import secrets
@@ -79,6 +80,9 @@ def build_parser():
         help="an extra problem (repeatable)")
     add("--impl", action="append", choices=impl_lib.ALL_IMPLS, metavar="NAME",
         help="restrict to these implementations (repeatable): " + ", ".join(impl_lib.ALL_IMPLS))
+    add("--kernel", choices=("auto", "sm80", "sm90"),
+        help="cuda: flashvision's kernels for both passes, through FLASHVISION_CUDA_KERNEL for "
+             "the run (sm90 fails where the Hopper kernels do not apply; default auto)")
     add("--backward", action="store_true", help="also time forward+backward (autograd)")
     add("--budget", type=_positive_float, default=0.2, metavar="SECONDS",
         help="time spent repeating each measurement (default 0.2)")
@@ -121,6 +125,9 @@ def _check(parser, args):
                          f"{', '.join(case_lib.CASES)}")
     if args.resolution_sweep and (args.case or args.shape):
         parser.error("--resolution-sweep runs the sweep alone; drop --case and --shape")
+    if args.kernel is not None and args.device != "cuda":
+        parser.error(f"--kernel {args.kernel}: picks flashvision's CUDA kernels; use --device "
+                     "cuda or drop it")
     if args.rounds is not None and args.device != "cpu":
         parser.error(f"--rounds {args.rounds}: only CPU runs are timed in rounds (GPU timings "
                      "are one block per implementation); drop it or use --device cpu")
@@ -181,12 +188,34 @@ def _summary(records):
             f"case/pass pairs (min {min(ratios):.2f}x, max {max(ratios):.2f}x)")
 
 
+@contextlib.contextmanager
+def _cuda_kernel(kernel):
+    """FLASHVISION_CUDA_KERNEL set to `kernel` (None: left as it is) while the run lasts."""
+    name = "FLASHVISION_CUDA_KERNEL"
+    saved = os.environ.get(name)
+    if kernel is not None:
+        os.environ[name] = kernel
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
+
+
 def main(argv=None):
     """Runs the benchmark; returns the exit status."""
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
     _check(parser, args)
+    with _cuda_kernel(args.kernel):
+        return _run(args, argv)
+
+
+def _run(args, argv):
+    """The run main() set up: every case and implementation, the table, JSON and plots."""
     impls = [i for i in impl_lib.impls_for(args.device) if not args.impl or i in args.impl]
     main_cases, sweep = selected_cases(args), sweep_cases(args)
     sweep_impls = ["flashvision", "naive"]

@@ -12,6 +12,7 @@
 #include "attention_check.h"
 #include "cuda_target.h"
 #include "flashvision/flashvision.h"
+#include "scoped_env.h"
 
 namespace flashvision::testing {
 namespace {
@@ -252,6 +253,41 @@ TEST_F(GpuSm90Dispatch, HeadDimsAbove256RunInValueHalves) {
   c.causal = true;
   c.layout = Layout::torch;
   check_forward(cuda_target(CudaKernel::sm90), c);
+}
+
+TEST_F(GpuSm90Dispatch, KernelVariableForcesAutomaticCalls) {
+  // FLASHVISION_CUDA_KERNEL decides what automatic calls (the only kind the Python package makes)
+  // run; an explicit backend ignores it.
+  const auto selected = [&](const char* value, DType dtype, Backend requested) {
+    ScopedEnv env("FLASHVISION_CUDA_KERNEL", value);
+    ForwardArgs a = args(dtype, 64);
+    a.backend = requested;
+    try {
+      const Backend b = selected_backend(a);
+      TearDown();
+      return std::string(to_string(b));
+    } catch (const Error& e) {
+      TearDown();
+      return std::string(e.what());
+    }
+  };
+  const std::string automatic = selected("auto", DType::bf16, Backend::automatic);
+  if (automatic.find("which this build did not compile") != std::string::npos) {
+    GTEST_SKIP() << automatic;
+  }
+  EXPECT_EQ(automatic, "cuda-sm90");
+  EXPECT_EQ(selected("sm80", DType::bf16, Backend::automatic), "cuda-sm80");
+  EXPECT_EQ(selected("sm90", DType::bf16, Backend::automatic), "cuda-sm90");
+  EXPECT_EQ(selected("sm80", DType::bf16, Backend::cuda_sm90), "cuda-sm90");
+  const std::string f32 = selected("sm90", DType::f32, Backend::automatic);
+  EXPECT_NE(f32.find("FLASHVISION_CUDA_KERNEL asks for cuda-sm90 but the sm90 forward supports "
+                     "f16 and bf16"),
+            std::string::npos)
+      << f32;
+  const std::string bad = selected("sm75", DType::bf16, Backend::automatic);
+  EXPECT_NE(bad.find("FLASHVISION_CUDA_KERNEL is \"sm75\", expected auto, sm80 or sm90"),
+            std::string::npos)
+      << bad;
 }
 
 TEST_F(GpuSm90Dispatch, ForcedSm90RejectsFloat32) {
