@@ -449,21 +449,9 @@ void with_positive_scale(const Problem& p, Run&& run) {
   Problem q = p;
   q.scale = -p.scale;
   q.k = {copy, p.varlen ? 0 : rows * p.heads_kv * pitch, p.heads_kv * pitch, pitch};
-  NegateKeysParams n;
-  n.src = static_cast<const uint16_t*>(p.k.data);
-  n.src_seq_stride = p.k.seq_stride;
-  n.src_row_stride = p.k.row_stride;
-  n.src_head_stride = p.k.head_stride;
-  n.dst = static_cast<uint16_t*>(copy);
-  n.dst_seq_stride = q.k.seq_stride;
-  n.dst_row_stride = q.k.row_stride;
-  n.dst_head_stride = q.k.head_stride;
-  n.seqs = seqs;
-  n.rows = rows;
-  n.heads = p.heads_kv;
-  n.head_dim = p.head_dim;
   try {
-    negate_keys(n, p.stream);
+    negate_keys({tensor_params(p.k), tensor_params(q.k), seqs, rows, p.heads_kv, p.head_dim},
+                p.stream);
     run(q);
   } catch (...) {
     cudaFreeAsync(copy, stream);

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "cuda/common/cuda_check.h"
+#include "cuda/common/tile_io.cuh"
 
 namespace flashvision::detail {
 namespace {
@@ -24,10 +25,8 @@ __global__ void negate_keys_kernel(const NegateKeysParams p) {
     const int64_t head = i / p.head_dim % p.heads;
     const int64_t row = i / (p.head_dim * p.heads) % p.rows;
     const int64_t seq = i / (p.head_dim * p.heads * p.rows);
-    const uint16_t x = p.src[seq * p.src_seq_stride + row * p.src_row_stride +
-                             head * p.src_head_stride + col];
-    p.dst[seq * p.dst_seq_stride + row * p.dst_row_stride + head * p.dst_head_stride + col] =
-        static_cast<uint16_t>(x ^ 0x8000u);
+    const uint16_t x = operand_at<const uint16_t>(p.src, seq, row, head)[col];
+    operand_at<uint16_t>(p.dst, seq, row, head)[col] = static_cast<uint16_t>(x ^ 0x8000u);
   }
 }
 

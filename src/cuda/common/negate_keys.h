@@ -4,16 +4,15 @@
 
 #include <cstdint>
 
+#include "cuda/sm80/params.h"
+
 namespace flashvision::detail {
 
 /// Where the keys are and where their negated copy goes: `seqs` sequences of `rows` rows of
 /// `heads` heads of `head_dim` 16-bit elements (f16 or bf16, whose sign is one bit: negating is
 /// exact), read through src's strides (elements) and written with dst's.
 struct NegateKeysParams {
-  const uint16_t* src = nullptr;
-  int64_t src_seq_stride = 0, src_row_stride = 0, src_head_stride = 0;
-  uint16_t* dst = nullptr;
-  int64_t dst_seq_stride = 0, dst_row_stride = 0, dst_head_stride = 0;
+  sm80::TensorParams src, dst;
   int64_t seqs = 0, rows = 0, heads = 0, head_dim = 0;
 };
 
