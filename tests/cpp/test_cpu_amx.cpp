@@ -99,14 +99,9 @@ TEST(CpuAmx, PackedKeysPastTheL2) {
   // threads share 32-row blocks.
   ScopedEnv env("FLASHVISION_CPU_AMX", "1");
   for (const int threads : {1, 16}) {
-    AttentionCase c;
-    c.dtype = DType::bf16;
+    AttentionCase c = dense_case(DType::bf16, 200, 600, 512);
     c.batch = 1;
-    c.seqlen_q = 200;
-    c.seqlen_k = 600;
-    c.heads = 1;
-    c.heads_kv = 1;
-    c.head_dim = 512;
+    c.heads = c.heads_kv = 1;
     c.num_threads = threads;
     check_forward(cpu_target(), c);
   }
