@@ -35,7 +35,8 @@ __global__ void negate_keys_kernel(const NegateKeysParams p) {
 void negate_keys(const NegateKeysParams& params, void* stream) {
   const int64_t total = params.seqs * params.rows * params.heads * params.head_dim;
   if (total == 0) return;
-  const auto blocks = static_cast<unsigned>(std::min(kMaxBlocks, (total + kThreads - 1) / kThreads));
+  const auto blocks =
+      static_cast<unsigned>(std::min(kMaxBlocks, (total + kThreads - 1) / kThreads));
   negate_keys_kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(params);
   cuda_check(cudaGetLastError(), "the negated-keys copy launch");
 }
