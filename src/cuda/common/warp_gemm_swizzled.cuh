@@ -19,21 +19,26 @@ namespace flashvision::detail {
 /// (row + 16 x) ^ 32 j, plus an immediate. kLineRegisters holds the four values of j in four
 /// registers; otherwise one register holds row + 16 x and each load XORs it, which the kernels
 /// whose warps own 32 query rows need: with four registers they spilled at 255 (ptxas, sm_90).
+/// `col_origin` (transposed B only: a warp's first column of the tile at b_base) must be a multiple
+/// of the columns the GEMM reads, a power of two of at least 16: then its chunk bits below the
+/// line and those of the pairs the GEMM walks are disjoint, and the origin is one more XOR.
 template <bool kTrans, int kLd, bool kLineRegisters>
 struct SwizzledB {
   static_assert(kLd % 64 == 0, "a swizzled row holds whole 128-byte lines");
   uint32_t base[kLineRegisters ? 4 : 1];
 
-  __device__ __forceinline__ SwizzledB(uint32_t b_base, int lane) {
+  __device__ __forceinline__ SwizzledB(uint32_t b_base, int lane, int col_origin = 0) {
     const int r = lane & 7, bit3 = (lane >> 3) & 1, bit4 = lane >> 4;
     // x4 matrices as in b_lane_offset: the lane's row within a 16-row step and whether it names
     // the first or the second 8-element chunk of the pair.
     const int row = r + (kTrans ? bit3 : bit4) * 8;
     const int chunk = kTrans ? bit4 : bit3;
+    const int origin_line = (col_origin / 64) * 64, origin_chunk = (col_origin % 64) / 8;
     // Row (row0 + row) % 8 == r for any row0 that is a multiple of 16.
 #pragma unroll
     for (int j = 0; j < (kLineRegisters ? 4 : 1); ++j) {
-      base[j] = b_base + 2u * static_cast<uint32_t>(row * kLd + (((2 * j + chunk) ^ r) * 8));
+      base[j] = b_base + 2u * static_cast<uint32_t>(row * kLd + origin_line +
+                                                    (((2 * j + chunk) ^ r ^ origin_chunk) * 8));
     }
   }
 
@@ -83,14 +88,15 @@ __device__ __forceinline__ void mma_row_of_tiles_swizzled_b(
 }
 
 /// warp_gemm_ss with A padded as there (not transposed) and B swizzled with rows kLdb apart,
-/// addressed as SwizzledB<..., kLineRegs>.
+/// addressed as SwizzledB<..., kLineRegs>; a transposed B's columns start at b_col_origin of the
+/// tile at b_base (SwizzledB says which origins work).
 template <typename T, int kMTiles, int kNTiles, int kK, bool kBTrans, int kLdb, bool kLineRegs>
 __device__ __forceinline__ void warp_gemm_ss_swizzled_b(float (&acc)[kMTiles][kNTiles][4],
                                                         uint32_t a_base, int lda, uint32_t b_base,
-                                                        int lane) {
+                                                        int lane, int b_col_origin = 0) {
   static_assert(kK % 16 == 0, "k must be a multiple of 16");
   const int a_lane = a_lane_offset<false>(lane, lda);
-  const SwizzledB<kBTrans, kLdb, kLineRegs> b_lane(b_base, lane);
+  const SwizzledB<kBTrans, kLdb, kLineRegs> b_lane(b_base, lane, b_col_origin);
 #pragma unroll
   for (int k0 = 0; k0 < kK; k0 += 16) {
     uint32_t a[kMTiles][4];

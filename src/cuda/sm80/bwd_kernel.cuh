@@ -26,8 +26,10 @@
 #include "cuda/common/grid_dependency.cuh"
 #include "cuda/common/tile_io.cuh"
 #include "cuda/common/warp_gemm.cuh"
+#include "cuda/common/warp_gemm_swizzled.cuh"
 #include "cuda/sm80/bwd_tail_pdl.h"
 #include "cuda/sm80/dq_layout.h"
+#include "cuda/sm80/fwd_kv_stream.cuh"
 #include "cuda/sm80/launch.h"
 #include "cuda/sm80/tile_config.h"
 
@@ -41,7 +43,10 @@ struct BwdTraits {
   static constexpr int kBlockN = kTile.block_n;
   static constexpr int kWarps = kTile.warps;
   static constexpr int kThreads = kWarps * 32;
-  static constexpr int kLd = padded(kHeadDim);  // pitch of K, V, Q, dO tiles
+  static constexpr int kDim = kHeadDim;
+  static constexpr int kLd = padded(kHeadDim);  // pitch of the K and V tiles
+  static constexpr bool kQuerySwizzled = bwd_query_swizzled(kHeadDim);
+  static constexpr int kLdQ = bwd_query_pitch(kHeadDim);  // pitch of the Q and dO tiles
   static constexpr int kLdM = padded(kBlockM);  // pitch of the P^T and dS^T tiles
   static constexpr int kSlotBytes = static_cast<int>(bwd_query_slot_bytes(kHeadDim, kVariant));
   static constexpr bool kTwoSlots = kTile.query_slots == 2;
@@ -90,8 +95,8 @@ struct BwdSmem {
     pt = v + Tr::kBlockN * Tr::kLd;
     dst = pt + Tr::kBlockN * Tr::kLdM;
     q = dst + Tr::kBlockN * Tr::kLdM;
-    dout = q + Tr::kBlockM * Tr::kLd;
-    lse_log2 = reinterpret_cast<float*>(dout + Tr::kBlockM * Tr::kLd);
+    dout = q + Tr::kBlockM * Tr::kLdQ;
+    lse_log2 = reinterpret_cast<float*>(dout + Tr::kBlockM * Tr::kLdQ);
     dvec = lse_log2 + Tr::kBlockM;
   }
 
@@ -100,8 +105,8 @@ struct BwdSmem {
     static_assert(Tr::kSlotBytes % 16 == 0, "slots keep the 16-byte alignment of cp.async");
     BwdSmem s = *this;
     s.q = reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(q) + slot * Tr::kSlotBytes);
-    s.dout = s.q + Tr::kBlockM * Tr::kLd;
-    s.lse_log2 = reinterpret_cast<float*>(s.dout + Tr::kBlockM * Tr::kLd);
+    s.dout = s.q + Tr::kBlockM * Tr::kLdQ;
+    s.lse_log2 = reinterpret_cast<float*>(s.dout + Tr::kBlockM * Tr::kLdQ);
     s.dvec = s.lse_log2 + Tr::kBlockM;
     return s;
   }
@@ -118,12 +123,19 @@ __device__ __forceinline__ void load_query_block(const BwdParams& p,
   static_assert(2 * Tr::kBlockM <= Tr::kThreads, "one thread per LSE or D value");
   const int rows_valid = min(Tr::kBlockM, r.q_len - m0);
   const int64_t row = r.q_begin + m0;
-  load_tile_async<T, Tr::kBlockM, kHeadDim, Tr::kThreads>(
-      sm.q, operand_at<const T>(p.q, seq, row, head), p.q.row_stride, rows_valid,
-      p.shape.head_dim, p.q.data);
-  load_tile_async<T, Tr::kBlockM, kHeadDim, Tr::kThreads>(
-      sm.dout, operand_at<const T>(p.dout, seq, row, head), p.dout.row_stride, rows_valid,
-      p.shape.head_dim, p.dout.data);
+  const T* q = operand_at<const T>(p.q, seq, row, head);
+  const T* dout = operand_at<const T>(p.dout, seq, row, head);
+  if constexpr (Tr::kQuerySwizzled) {
+    using Stream = TileStream<T, Tr::kBlockM, kHeadDim, Tr::kThreads, true>;
+    Stream::load(ptx::smem_addr(sm.q), q, p.q.row_stride, rows_valid, p.shape.head_dim, p.q.data);
+    Stream::load(ptx::smem_addr(sm.dout), dout, p.dout.row_stride, rows_valid, p.shape.head_dim,
+                 p.dout.data);
+  } else {
+    load_tile_async<T, Tr::kBlockM, kHeadDim, Tr::kThreads>(sm.q, q, p.q.row_stride, rows_valid,
+                                                            p.shape.head_dim, p.q.data);
+    load_tile_async<T, Tr::kBlockM, kHeadDim, Tr::kThreads>(
+        sm.dout, dout, p.dout.row_stride, rows_valid, p.shape.head_dim, p.dout.data);
+  }
   // Rows past the sequence get 0 for both: their Q and dO rows are zero-filled, so P = 1 there
   // only meets zero dO rows (dV) and dS = P (0 - 0) = 0 (dK; their dQ rows are not stored).
   const int t = static_cast<int>(threadIdx.x);
@@ -135,6 +147,37 @@ __device__ __forceinline__ void load_query_block(const BwdParams& p,
     const bool valid = i < rows_valid;
     const float* src = valid ? ws + head * p.accum_rows + r.q_ws_row + m0 + i : ws;
     ptx::cp_async_4(ptx::smem_addr(dst + i), src, valid);
+  }
+}
+
+/// acc += a warp tile of S^T = K Q^T or dP^T = V dO^T over the head dim: `keys` is the warp's first
+/// row of K or V (padded rows), `queries` its first row of Q or dO (BwdTraits::kLdQ apart,
+/// swizzled where kQuerySwizzled).
+template <typename Tr, typename T, int kMT, int kNT>
+__device__ __forceinline__ void keys_by_queries(float (&acc)[kMT][kNT][4], const T* keys,
+                                                const T* queries, int lane) {
+  if constexpr (Tr::kQuerySwizzled) {
+    warp_gemm_ss_swizzled_b<T, kMT, kNT, Tr::kDim, false, Tr::kLdQ, false>(
+        acc, ptx::smem_addr(keys), Tr::kLd, ptx::smem_addr(queries), lane);
+  } else {
+    warp_gemm_ss<T, kMT, kNT, Tr::kDim, false, false>(acc, ptx::smem_addr(keys), Tr::kLd,
+                                                      ptx::smem_addr(queries), Tr::kLd, lane);
+  }
+}
+
+/// acc += a warp tile of dV = P^T dO or dK = dS^T Q over the block's query rows: `a_warp` is the
+/// warp's first row of P^T or dS^T, `query_tile` the whole dO or Q tile and `dim0` the warp's first
+/// column of it.
+template <typename Tr, typename T, int kMT, int kNT>
+__device__ __forceinline__ void probs_by_query_rows(float (&acc)[kMT][kNT][4], uint32_t a_warp,
+                                                    const T* query_tile, int dim0, int lane) {
+  if constexpr (Tr::kQuerySwizzled) {
+    warp_gemm_ss_swizzled_b<T, kMT, kNT, Tr::kBlockM, true, Tr::kLdQ, false>(
+        acc, a_warp, Tr::kLdM, ptx::smem_addr(query_tile), lane, dim0);
+  } else {
+    warp_gemm_ss<T, kMT, kNT, Tr::kBlockM, false, true>(acc, a_warp, Tr::kLdM,
+                                                        ptx::smem_addr(query_tile + dim0), Tr::kLd,
+                                                        lane);
   }
 }
 
@@ -197,12 +240,8 @@ __device__ __forceinline__ void probabilities_and_ds(const BwdParams& p,
   float s[kMT][kNT][4], dp[kMT][kNT][4];
   clear(s);
   clear(dp);
-  warp_gemm_ss<T, kMT, kNT, kHeadDim, false, false>(s, ptx::smem_addr(sm.k + key0 * Tr::kLd),
-                                                    Tr::kLd, ptx::smem_addr(sm.q + query0 * Tr::kLd),
-                                                    Tr::kLd, lane);
-  warp_gemm_ss<T, kMT, kNT, kHeadDim, false, false>(
-      dp, ptx::smem_addr(sm.v + key0 * Tr::kLd), Tr::kLd,
-      ptx::smem_addr(sm.dout + query0 * Tr::kLd), Tr::kLd, lane);
+  keys_by_queries<Tr>(s, sm.k + key0 * Tr::kLd, sm.q + query0 * Tr::kLdQ, lane);
+  keys_by_queries<Tr>(dp, sm.v + key0 * Tr::kLd, sm.dout + query0 * Tr::kLdQ, lane);
   // The lane's LSE and D pairs once, before the stores below: read inside the store loop they
   // were reloaded after every store (ptxas cannot tell that P^T and dS^T do not alias them).
   float2 lse_log2[kNT], dvec[kNT];
@@ -298,9 +337,7 @@ __device__ __forceinline__ void group_probabilities(const BwdParams& p,
   const int key0 = origin.x, query0 = origin.y;
   float acc[kMT][kNT][4];
   clear(acc);
-  warp_gemm_ss<T, kMT, kNT, kHeadDim, false, false>(
-      acc, ptx::smem_addr(sm.k + key0 * Tr::kLd), Tr::kLd, ptx::smem_addr(sm.q + query0 * Tr::kLd),
-      Tr::kLd, lane);
+  keys_by_queries<Tr>(acc, sm.k + key0 * Tr::kLd, sm.q + query0 * Tr::kLdQ, lane);
   float2 lse_log2[kNT];
 #pragma unroll
   for (int n = 0; n < kNT; ++n) {
@@ -329,9 +366,7 @@ __device__ __forceinline__ void group_dp(
   constexpr int kMT = Tr::kSdpHalf.m_tiles, kNT = Tr::kSdpHalf.n_tiles;
   const int2 origin = sdp_group_origin<Tr>(group_warp);
   clear(dp);
-  warp_gemm_ss<T, kMT, kNT, kHeadDim, false, false>(
-      dp, ptx::smem_addr(sm.v + origin.x * Tr::kLd), Tr::kLd,
-      ptx::smem_addr(sm.dout + origin.y * Tr::kLd), Tr::kLd, lane);
+  keys_by_queries<Tr>(dp, sm.v + origin.x * Tr::kLd, sm.dout + origin.y * Tr::kLdQ, lane);
 }
 
 /// The dP group's stores: dS^T of its warp tile from its dP^T and the P^T in shared memory.
@@ -372,9 +407,7 @@ __device__ __forceinline__ void probabilities_and_ds_split(const BwdParams& p,
   float acc[kMT][kNT][4];
   clear(acc);
   if (scores_group) {
-    warp_gemm_ss<T, kMT, kNT, kHeadDim, false, false>(
-        acc, ptx::smem_addr(sm.k + key0 * Tr::kLd), Tr::kLd,
-        ptx::smem_addr(sm.q + query0 * Tr::kLd), Tr::kLd, lane);
+    keys_by_queries<Tr>(acc, sm.k + key0 * Tr::kLd, sm.q + query0 * Tr::kLdQ, lane);
     float2 lse_log2[kNT];
 #pragma unroll
     for (int n = 0; n < kNT; ++n) {
@@ -394,9 +427,7 @@ __device__ __forceinline__ void probabilities_and_ds_split(const BwdParams& p,
     }
     ptx::named_barrier_arrive(1, Tr::kThreads);
   } else {
-    warp_gemm_ss<T, kMT, kNT, kHeadDim, false, false>(
-        acc, ptx::smem_addr(sm.v + key0 * Tr::kLd), Tr::kLd,
-        ptx::smem_addr(sm.dout + query0 * Tr::kLd), Tr::kLd, lane);
+    keys_by_queries<Tr>(acc, sm.v + key0 * Tr::kLd, sm.dout + query0 * Tr::kLdQ, lane);
     float2 dvec[kNT];
 #pragma unroll
     for (int n = 0; n < kNT; ++n) {
@@ -702,10 +733,8 @@ __device__ __forceinline__ void bwd_key_block(const BwdParams& p,
     }
     __syncthreads();  // P^T and dS^T complete
     if constexpr (kTwoSlots) accumulate_dq(p, cur, r, head, m0);
-    warp_gemm_ss<T, kMT, kNT, Tr::kBlockM, false, true>(
-        acc_dv, pt_warp, Tr::kLdM, ptx::smem_addr(cur.dout + dim0), Tr::kLd, lane);
-    warp_gemm_ss<T, kMT, kNT, Tr::kBlockM, false, true>(
-        acc_dk, dst_warp, Tr::kLdM, ptx::smem_addr(cur.q + dim0), Tr::kLd, lane);
+    probs_by_query_rows<Tr>(acc_dv, pt_warp, cur.dout, dim0, lane);
+    probs_by_query_rows<Tr>(acc_dk, dst_warp, cur.q, dim0, lane);
     if constexpr (!kTwoSlots) {
       __syncthreads();  // Q, dO, P^T free: the next block's loads overlap dQ
       if (step + 1 < steps) {
@@ -792,12 +821,11 @@ __device__ __forceinline__ void bwd_key_block_groups(const BwdParams& p,
       ptx::cp_async_commit();
     }
     // dV = P^T dO, dK = dS^T Q: the group's operand B is dO or Q.
-    const uint32_t b_warp = ptx::smem_addr((group == 0 ? cur.dout : cur.q) + dim0);
+    const T* b_tile = group == 0 ? cur.dout : cur.q;
     if (group == 0) {
       group_probabilities(p, cur, r, n0, m0, group_warp, lane);
       ptx::cta_barrier_per_warp();  // P^T complete (the dP group has its dP^T)
-      warp_gemm_ss<T, kMT, kNT, Tr::kBlockM, false, true>(acc, a_warp, Tr::kLdM, b_warp, Tr::kLd,
-                                                          lane);
+      probs_by_query_rows<Tr>(acc, a_warp, b_tile, dim0, lane);
       if constexpr (kTwoSlots) {
         ptx::named_barrier_sync(2, Tr::kThreads);  // the dP group's dS^T is in
         accumulate_dq<T, kHeadDim, kVariant, true>(p, cur, r, head, m0, group);
@@ -809,8 +837,7 @@ __device__ __forceinline__ void bwd_key_block_groups(const BwdParams& p,
       group_ds(dp, cur, group_warp, lane);
       if constexpr (kTwoSlots) ptx::named_barrier_arrive(2, Tr::kThreads);
       ptx::named_barrier_sync(3, Tr::kThreads / 2);  // the group's dS^T complete for its dK
-      warp_gemm_ss<T, kMT, kNT, Tr::kBlockM, false, true>(acc, a_warp, Tr::kLdM, b_warp, Tr::kLd,
-                                                          lane);
+      probs_by_query_rows<Tr>(acc, a_warp, b_tile, dim0, lane);
       if constexpr (kTwoSlots)
         accumulate_dq<T, kHeadDim, kVariant, true>(p, cur, r, head, m0, group);
     }
