@@ -49,6 +49,12 @@ struct BwdTraits {
   static constexpr int kLdQ = bwd_query_pitch(kHeadDim);  // pitch of the Q and dO tiles
   static constexpr int kLdM = padded(kBlockM);  // pitch of the P^T and dS^T tiles
   static constexpr int kSlotBytes = static_cast<int>(bwd_query_slot_bytes(kHeadDim, kVariant));
+  // The swizzle's XOR assumes Q and dO tiles start on a 128-byte line: after K, V, P^T, dS^T and
+  // whole slots.
+  static_assert(!kQuerySwizzled ||
+                    (kSlotBytes % 128 == 0 && (2 * kBlockN * (kLd + kLdM) * 2) % 128 == 0 &&
+                     (kBlockM * kLdQ * 2) % 128 == 0),
+                "swizzled Q and dO tiles start on 128-byte lines");
   static constexpr bool kTwoSlots = kTile.query_slots == 2;
   // Each GEMM's output split over the warps for the fewest shared-memory loads per mma (the
   // kernel is bound by ldmatrix bandwidth): S^T and dP^T (keys x queries), dK and dV (keys x
@@ -879,7 +885,7 @@ __device__ __forceinline__ int cta_tile(const BwdParams& p) {
 template <typename T, int kHeadDim, int kVariant, bool kSplit, int kRoles>
 __global__ void __launch_bounds__(BwdTraits<kHeadDim, kVariant>::kThreads)
     bwd_kernel(const __grid_constant__ BwdParams p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
+  extern __shared__ __align__(128) unsigned char smem_raw[];
   // Every CTA is resident or done from here on: a split kernel queued after this one may start.
   if constexpr (!kSplit) ptx::launch_dependent_grids();
   const BwdSmem<T, kHeadDim, kVariant> sm(smem_raw);

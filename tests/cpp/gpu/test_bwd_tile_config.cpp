@@ -12,9 +12,12 @@
 namespace flashvision::testing {
 namespace {
 
-using detail::sm80::bwd_tile_variant;
+using detail::sm80::bwd_query_pitch;
+using detail::sm80::bwd_query_slot_bytes;
+using detail::sm80::bwd_query_swizzled;
 using detail::sm80::bwd_smem_bytes;
 using detail::sm80::bwd_tile;
+using detail::sm80::bwd_tile_variant;
 using detail::sm80::BwdTile;
 using detail::sm80::kHeadDimBuckets;
 using detail::sm80::warp_grid;
@@ -111,9 +114,9 @@ TEST(BwdTileVariant, TheHighestTheSharedMemoryAllows) {
 }
 
 TEST(BwdTileVariant, DimFiveTwelveFitsHopperOnly) {
-  // K, V (32 rows of pitch 520), P^T, dS^T (32 x 72), one slot of Q, dO (64 x 520) with 64 LSE and
-  // D floats: 204.5 KiB, within Hopper's 227 KiB opt-in, past A100's 163 KiB.
-  const std::size_t bytes = 2 * 32 * 520 * 2 + 2 * 32 * 72 * 2 + 2 * 64 * 520 * 2 + 2 * 64 * 4;
+  // K, V (32 rows of pitch 520), P^T, dS^T (32 x 72), one slot of Q, dO (64 swizzled rows of 512)
+  // with 64 LSE and D floats: 202.5 KiB, within Hopper's 227 KiB opt-in, past A100's 163 KiB.
+  const std::size_t bytes = 2 * 32 * 520 * 2 + 2 * 32 * 72 * 2 + 2 * 64 * 512 * 2 + 2 * 64 * 4;
   EXPECT_EQ(bwd_smem_bytes(512), bytes);
   EXPECT_LE(bytes, kHopperSmem);
   EXPECT_GT(bytes, kA100Smem);
@@ -145,11 +148,34 @@ TEST(BwdTileVariant, VariantsShareTheKeyBlockAndGrowTheSharedMemory) {
 }
 
 TEST(BwdTileVariant, SharedMemoryOfTheSecondSlot) {
-  // D = 128, 64 x 128 tile: K, V (128 rows), P^T, dS^T (128 x 64), then per slot Q, dO (64 rows,
-  // pitch 136 elements of 2 bytes) and 64 LSE and D floats.
-  const std::size_t slot = 2 * 64 * 136 * 2 + 2 * 64 * 4;
+  // D = 128, 64 x 128 tile: K, V (128 rows of pitch 136 elements of 2 bytes), P^T, dS^T (128 x 64,
+  // pitch 72), then per slot Q, dO (64 swizzled rows of 128) and 64 LSE and D floats.
+  const std::size_t slot = 2 * 64 * 128 * 2 + 2 * 64 * 4;
   EXPECT_EQ(bwd_smem_bytes(128, 0), 2 * 128 * 136 * 2 + 2 * 128 * 72 * 2 + slot);
   EXPECT_EQ(bwd_smem_bytes(128, 1), bwd_smem_bytes(128, 0) + slot);
+  // D = 96: padded Q, dO rows (pitch 104).
+  const std::size_t slot96 = 2 * 64 * 104 * 2 + 2 * 64 * 4;
+  EXPECT_EQ(bwd_smem_bytes(96, 1), bwd_smem_bytes(96, 0) + slot96);
+}
+
+TEST(BwdQuerySwizzle, WholeLineRowsOnly) {
+  // Q and dO rows of whole 128-byte lines are swizzled (pitch = head dim), the others padded by 16
+  // bytes; every swizzled slot keeps the 128-byte alignment the swizzle's XOR needs.
+  for (int dim : kHeadDimBuckets) {
+    SCOPED_TRACE("head dim " + std::to_string(dim));
+    const bool whole_lines = dim % 64 == 0;
+    EXPECT_EQ(bwd_query_swizzled(dim), whole_lines);
+    EXPECT_EQ(bwd_query_pitch(dim), whole_lines ? dim : dim + 8);
+    for (int variant = 0; variant < detail::sm80::kBwdTileVariants; ++variant) {
+      const BwdTile t = bwd_tile(dim, variant);
+      if (t.block_m == 0 || !whole_lines) continue;
+      EXPECT_EQ(bwd_query_slot_bytes(dim, variant) % 128, 0u) << variant;
+      // K, V and P^T, dS^T in front of the first slot.
+      const std::size_t front = static_cast<std::size_t>(2 * t.block_n) * (dim + 8) * 2 +
+                                static_cast<std::size_t>(2 * t.block_n) * (t.block_m + 8) * 2;
+      EXPECT_EQ(front % 128, 0u) << variant;
+    }
+  }
 }
 
 }  // namespace
