@@ -181,9 +181,8 @@ __device__ __forceinline__ void probs_by_query_rows(float (&acc)[kMT][kNT][4], u
     warp_gemm_ss_swizzled_b<T, kMT, kNT, Tr::kBlockM, true, Tr::kLdQ, false>(
         acc, a_warp, Tr::kLdM, ptx::smem_addr(query_tile), lane, dim0);
   } else {
-    warp_gemm_ss<T, kMT, kNT, Tr::kBlockM, false, true>(acc, a_warp, Tr::kLdM,
-                                                        ptx::smem_addr(query_tile + dim0), Tr::kLd,
-                                                        lane);
+    warp_gemm_ss<T, kMT, kNT, Tr::kBlockM, false, true>(
+        acc, a_warp, Tr::kLdM, ptx::smem_addr(query_tile + dim0), Tr::kLd, lane);
   }
 }
 

@@ -116,7 +116,7 @@ inline constexpr int kBwdTileVariants = 3;
 constexpr BwdTile bwd_tile(int head_dim, int variant = 0) {
   // D = 512 (a VAE's single head): 32 keys keep dK and dV at 128 fp32 registers a thread, what 64
   // keys take at D = 256, and dQ runs in four passes of 128 columns (32 registers each). One slot
-  // of 64 query rows: K, V, P^T, dS^T and the slot take 202.5 KiB; a second slot (128.5 KiB) would
+  // of 64 query rows: K, V, P^T, dS^T and the slot take 204.5 KiB; a second slot (130.5 KiB) would
   // exceed the 227 KiB Hopper allows, and an A100 or smaller SM does not hold even this tile (the
   // support check says so).
   if (head_dim == 512) return variant == 0 ? BwdTile{64, 32, 8, 0, 1, 4} : BwdTile{};
@@ -175,9 +175,10 @@ constexpr WarpGrid warp_grid(int rows, int cols, int warps, int only_row_warps =
 /// (warp_gemm_swizzled.cuh): rows of whole 128-byte lines, copied in passes of a multiple of 4 rows
 /// by all 256 threads of every tile variant. They are the tiles copied on every step; into padded
 /// rows each 8-thread copy group writes two 128-byte lines in 7 rows of 8 (the forward's K/V copies
-/// measured 2.1x the ideal shared-memory wavefronts). K and V, copied once per key block, stay
-/// padded.
-constexpr bool bwd_query_swizzled(int head_dim) { return head_dim % 64 == 0; }
+/// measured 2.1x the ideal shared-memory wavefronts). On the H200 (bench/results/2026-11-30-s13):
+/// fwd+bwd +3-4 % at D = 64, +0.6-1.6 % at 128, +3-4 % at 256. K and V, copied once per key block,
+/// stay padded, and so does bucket 512, whose GPU tests did not run with the swizzle.
+constexpr bool bwd_query_swizzled(int head_dim) { return head_dim % 64 == 0 && head_dim <= 256; }
 
 /// Row pitch in elements of the backward's Q and dO tiles.
 constexpr int bwd_query_pitch(int head_dim) {
