@@ -82,12 +82,17 @@ TEST_P(Numerics, NegativeScale) {
   // With a negative scale the largest scaled score is the smallest raw one: a softmax that
   // subtracts the raw max instead exponentiates |scale| * spread * log2(e), about 6 * 28 * 1.44
   // ~ 240 here (random scores at head dim 32 spread over about +-14 in a row of 130 keys), and
-  // overflows float32.
+  // overflows float32. The scale also multiplies the float32 rounding of each score (about 5e-6
+  // here) into the exponent, so probabilities carry a few 1e-5 relative error, which the few
+  // dominant terms of dv add up: float32 needs more than its standard 2e-5 (seen: 4.6e-5 on one
+  // seed in CI).
   for (const bool causal : {false, true}) {
     AttentionCase c = base(100, 130, 32);
     c.causal = causal;
     c.softmax_scale = -6.0f;
-    check_backward(cpu_target(), c);
+    CheckOptions options;
+    options.tolerance = at_least({1e-5, 1e-4});
+    check_backward(cpu_target(), c, options);
   }
 }
 
