@@ -1,8 +1,9 @@
-// Streaming K and V tiles of the sm80 forward into shared memory with cp.async, cheaply in
-// registers: each thread owns one 16-byte column chunk of every kRowsPerPass-th row, so its whole
-// state is one source pointer advanced by one step. (A per-chunk address table, what
-// load_tile_async becomes once the compiler hoists it out of the key loop, costs 2 registers per
-// chunk: with kBlockN = 64 that alone pushed the forward past 255 registers into spills.)
+// Streaming K and V tiles of the sm80 forward (and the backward's swizzled Q and dO tiles) into
+// shared memory with cp.async, cheaply in registers: each thread owns one 16-byte column chunk of
+// every kRowsPerPass-th row, so its whole state is one source pointer advanced by one step. (A
+// per-chunk address table, what load_tile_async becomes once the compiler hoists it out of the key
+// loop, costs 2 registers per chunk: with kBlockN = 64 that alone pushed the forward past 255
+// registers into spills.)
 #pragma once
 
 #include <cstdint>
