@@ -795,13 +795,21 @@ int sm90_rows_override() {
                     "128 or 192");
 }
 
+/// Whether the sm90 forward may take a bucket's text key width (tile_config.h's text_block_n):
+/// unless FLASHVISION_SM90_FWD_TEXT is 0 (benchmarks and tests compare both).
+bool sm90_text_width_allowed() {
+  return env_choice("FLASHVISION_SM90_FWD_TEXT", {{"auto", 1}, {"1", 1}, {"0", 0}}, 1,
+                    "auto or 1 (text keys in one 80-key block at head dims 49-64) or 0 (never)") ==
+         1;
+}
+
 /// The sm90 forward tile of p (tile_config.h): key blocks sized to the longest key sequence, so
-/// that short image sequences get the bucket's short width where it pads fewer keys; query rows
-/// from the shape of the persistent schedule on `sm_count` SMs, or as FLASHVISION_SM90_FWD_ROWS
-/// says where the bucket's wide tile applies at that key width. A wide tile runs with its own
-/// width (wide_block_n).
+/// that short image sequences get the bucket's short width where it pads fewer keys (and text
+/// tokens its text width); query rows from the shape of the persistent schedule on `sm_count`
+/// SMs, or as FLASHVISION_SM90_FWD_ROWS says where the bucket's wide tile applies at that key
+/// width. A wide tile runs with its own width (wide_block_n).
 sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
-  const int block_n = sm90::fwd_block_n(bucket, p.seqlen_k);
+  const int block_n = sm90::fwd_block_n(bucket, p.seqlen_k, sm90_text_width_allowed());
   int block_m = sm90::fwd_block_m(bucket, block_n, p.seqlen_q, p.batch * p.heads, sm_count);
   if (const int rows = sm90_rows_override(); rows != 0) {
     const bool wide =

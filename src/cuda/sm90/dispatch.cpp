@@ -18,12 +18,13 @@ bool contains(sm80::HeadDimList<kDims...>, int bucket) {
   return ((bucket == kDims) || ...);
 }
 
-/// The instantiation of bucket kDim with `block_m` x `block_n` tiles: 128 rows with the long or
-/// the short key width, or the wide rows with the wide tile's width.
+/// The instantiation of bucket kDim with `block_m` x `block_n` tiles: 128 rows with the long,
+/// short or text key width, or the wide rows with the wide tile's width.
 template <DType kDType, int kDim>
 void forward_bucket(int block_m, int block_n, const FwdParams& params, void* stream) {
   constexpr int kLong = fwd_tile(kDim).block_n;
   constexpr int kShort = short_block_n(kDim);
+  constexpr int kText = text_block_n(kDim);
   constexpr int kWide = wide_block_m(kDim);
   if (block_m == kNarrowBlockM && block_n == kLong) {
     return run_fwd<kDType, kDim, kNarrowBlockM, kLong>(params, stream);
@@ -31,6 +32,11 @@ void forward_bucket(int block_m, int block_n, const FwdParams& params, void* str
   if constexpr (kShort != 0) {
     if (block_m == kNarrowBlockM && block_n == kShort) {
       return run_fwd<kDType, kDim, kNarrowBlockM, kShort>(params, stream);
+    }
+  }
+  if constexpr (kText != 0) {
+    if (block_m == kNarrowBlockM && block_n == kText) {
+      return run_fwd<kDType, kDim, kNarrowBlockM, kText>(params, stream);
     }
   }
   if constexpr (kWide != 0) {

@@ -73,8 +73,9 @@ constexpr int wide_block_n(int bucket) {
 
 /// Whether the bucket's wide tile may replace its 128-row tile of `block_n` keys: at the long
 /// width, and where the wide tile has a width of its own (D = 80) at any width. Up to D = 64 the
-/// short widths have no wide counterpart: they serve short sequences, whose queries are short too
-/// (192-row blocks would pad ViT-B's 197 queries to 384).
+/// short and text widths have no wide counterpart: the short ones serve short sequences, whose
+/// queries are short too (192-row blocks would pad ViT-B's 197 queries to 384), and one text block
+/// per tile runs the cross-tile pipeline, which 128-row tiles have.
 constexpr bool wide_tile_applies(int bucket, int block_n) {
   const int wide_n = wide_block_n(bucket);
   const int long_n = fwd_tile(bucket).block_n;
@@ -100,6 +101,14 @@ constexpr int short_block_n(int bucket) {
   }
 }
 
+/// The bucket's third key-block width, for text-token keys (cross-attention to a prompt), or 0
+/// where it has none: 80 keys at D = 64 hold the 77 tokens of a CLIP prompt, the keys of every
+/// cross-attention of SD 2.x and SDXL, in one block instead of one of 128 (40 % padding in the
+/// S GEMM, the softmax and the P V GEMM, which bound these short calls: the H200 issued
+/// instructions on 47 % of their active cycles). Bucket 48 (SD 1.5's D = 40) keeps its 96-key short
+/// width: at its 32-byte swizzle a panel needs a multiple of 32 keys.
+constexpr int text_block_n(int bucket) { return bucket == 64 ? 80 : 0; }
+
 /// The bucket's tile with `block_m` query rows and `block_n` keys per step; every tile of a bucket
 /// has its stages.
 constexpr FwdTile fwd_tile(int bucket, int block_m, int block_n) {
@@ -109,12 +118,16 @@ constexpr FwdTile fwd_tile(int bucket, int block_m, int block_n) {
   return t;
 }
 
-/// Whether the bucket has that tile: 128 rows with its long or short key width, or its wide rows
-/// with the wide tile's width.
+/// Whether the bucket has that tile: 128 rows with its long, short or text key width, or its wide
+/// rows with the wide tile's width.
 constexpr bool fwd_tile_exists(int bucket, int block_m, int block_n) {
   const int long_n = fwd_tile(bucket).block_n;
   const int short_n = short_block_n(bucket);
-  if (block_m == kNarrowBlockM) return block_n == long_n || (short_n != 0 && block_n == short_n);
+  const int text_n = text_block_n(bucket);
+  if (block_m == kNarrowBlockM) {
+    return block_n == long_n || (short_n != 0 && block_n == short_n) ||
+           (text_n != 0 && block_n == text_n);
+  }
   return block_m != 0 && block_m == wide_block_m(bucket) && block_n == wide_block_n(bucket);
 }
 
@@ -132,11 +145,14 @@ constexpr long long key_blocks_cost(long long keys, int block_n) {
 }
 
 /// Key-block width of the forward of a bucket for a longest key sequence of `max_seqlen_k`: the
-/// short width where the bucket has one, the sequence fits kShortWidthMaxBlocks of its blocks and
-/// it costs strictly less than the long width; otherwise the long width.
-constexpr int fwd_block_n(int bucket, long long max_seqlen_k) {
+/// text width where `text_width` allows it, the bucket has one and the sequence fits one of its
+/// blocks; else the short width where the bucket has one, the sequence fits kShortWidthMaxBlocks
+/// of its blocks and it costs strictly less than the long width; otherwise the long width.
+constexpr int fwd_block_n(int bucket, long long max_seqlen_k, bool text_width = true) {
   const int long_n = fwd_tile(bucket).block_n;
   const int short_n = short_block_n(bucket);
+  const int text_n = text_block_n(bucket);
+  if (text_width && text_n != 0 && max_seqlen_k <= text_n) return text_n;
   if (short_n == 0 || max_seqlen_k > static_cast<long long>(kShortWidthMaxBlocks) * short_n) {
     return long_n;
   }

@@ -1,7 +1,8 @@
 // The key-block widths of the sm90 forward (src/cuda/sm90/tile_config.h): buckets 32 to 80 have a
-// short width next to the long one, and the host picks one from the longest key sequence. The
-// cases put Nk on both sides of every length where the choice changes and run causal masks,
-// grouped heads and varlen batches at both widths, against the float64 reference.
+// short width next to the long one, bucket 64 a text width (80 keys) as well, and the host picks
+// one from the longest key sequence. The cases put Nk on both sides of every length where the
+// choice changes and run causal masks, grouped heads and varlen batches at every width, against
+// the float64 reference.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,11 +13,14 @@
 #include "attention_check.h"
 #include "cuda/sm90/tile_config.h"
 #include "cuda_target.h"
+#include "scoped_env.h"
 
 namespace flashvision::testing {
 namespace {
 
 namespace sm90 = flashvision::detail::sm90;
+
+constexpr const char* kTextVar = "FLASHVISION_SM90_FWD_TEXT";
 
 constexpr bool picks_short(int bucket, long long max_seqlen_k) {
   return sm90::fwd_block_n(bucket, max_seqlen_k) == sm90::short_block_n(bucket);
@@ -30,6 +34,20 @@ static_assert(picks_short(80, 257), "ViT-H/14: two short blocks");
 static_assert(picks_short(48, 77), "SD 1.5 cross attention: one short block");
 static_assert(!picks_short(80, 1024) && !picks_short(64, 4096), "long sequences: long width");
 static_assert(!picks_short(128, 197), "bucket 128 has no short width");
+
+constexpr bool picks_text(int bucket, long long max_seqlen_k) {
+  return sm90::text_block_n(bucket) != 0 &&
+         sm90::fwd_block_n(bucket, max_seqlen_k) == sm90::text_block_n(bucket);
+}
+static_assert(sm90::text_block_n(64) == 80 && sm90::text_block_n(48) == 0 &&
+              sm90::text_block_n(128) == 0);
+static_assert(picks_text(64, 77) && picks_text(64, 1) && picks_text(64, 80),
+              "SDXL cross attention: one text block");
+static_assert(!picks_text(64, 81) && sm90::fwd_block_n(64, 81) == sm90::fwd_tile(64).block_n,
+              "past one text block: the long width (one block of 128 costs less than of 208)");
+static_assert(!picks_text(48, 77), "SD 1.5 cross attention keeps its 96-key short width");
+static_assert(sm90::fwd_block_n(64, 77, /*text_width=*/false) == sm90::fwd_tile(64).block_n,
+              "FLASHVISION_SM90_FWD_TEXT=0: the long width");
 
 /// The buckets with a short width, each with a head dim in it (below the bucket's top where the
 /// bucket has room, so that padded columns take part too).
@@ -118,6 +136,40 @@ TEST_P(GpuSm90KeyBlocks, ImageSequenceLengths) {
     check_forward(target(), dense_case(dtype(), n, n, 64));
   check_forward(target(), dense_case(dtype(), 257, 257, 80));
   check_forward(target(), dense_case(dtype(), 300, 77, 40));
+}
+
+TEST_P(GpuSm90KeyBlocks, TextTokens) {
+  // 77 text tokens against latent queries: full and partial query tiles, a head dim padded into
+  // bucket 64, the layouts, grouped heads, causal (bottom-right: the first rows see nothing), and
+  // a varlen batch whose longest key sequence fills the 80-key block; each at the text width and
+  // with it turned off (FLASHVISION_SM90_FWD_TEXT=0: the long width).
+  ASSERT_TRUE(picks_text(64, 77) && picks_text(64, 80));
+  AttentionCase padded = dense_case(dtype(), 260, 77, 56);
+  padded.layout = Layout::torch;
+  AttentionCase gqa = dense_case(dtype(), 200, 80, 64);
+  gqa.heads = 6;
+  gqa.heads_kv = 2;
+  AttentionCase gqa_causal = gqa;
+  gqa_causal.causal = true;
+  AttentionCase varlen;
+  varlen.dtype = dtype();
+  varlen.seqlens_q = {300, 1, 77, 0, 129};
+  varlen.seqlens_k = {77, 80, 1, 5, 0};
+  varlen.heads = 4;
+  varlen.heads_kv = 2;
+  varlen.head_dim = 64;
+  for (const char* mode : {"auto", "0"}) {
+    ScopedEnv env(kTextVar, mode);
+    SCOPED_TRACE(std::string(kTextVar) + "=" + mode);
+    for (const int64_t nq : {int64_t{77}, int64_t{300}, int64_t{1024}}) {
+      check_forward(target(), dense_case(dtype(), nq, 77, 64));
+    }
+    for (const AttentionCase& c : {padded, gqa, gqa_causal, varlen}) check_forward(target(), c);
+  }
+}
+
+TEST_P(GpuSm90KeyBlocks, ABadTextWidthValueIsRejectedByName) {
+  expect_env_value_rejected(target(), dense_case(dtype(), 64, 77, 64), kTextVar, "yes");
 }
 
 TEST_P(GpuSm90KeyBlocks, CausalAtShortWidth) {

@@ -31,6 +31,8 @@ static_assert(sm90::wide_tile_applies(80, sm90::short_block_n(80)));
 static_assert(!sm90::wide_tile_applies(64, sm90::short_block_n(64)));
 static_assert(sm90::fwd_tile_exists(64, 192, sm90::fwd_tile(64).block_n));
 static_assert(!sm90::fwd_tile_exists(64, 192, sm90::short_block_n(64)), "no wide short tile");
+static_assert(!sm90::wide_tile_applies(64, sm90::text_block_n(64)));
+static_assert(!sm90::fwd_tile_exists(64, 192, sm90::text_block_n(64)), "no wide text tile");
 static_assert(!sm90::fwd_tile_exists(128, 192, sm90::fwd_tile(128).block_n));
 static_assert(sm90::fwd_tile(64, 192, 128).consumers() == 3 &&
               sm90::fwd_threads(sm90::fwd_tile(64, 192, 128)) == 512);
@@ -61,6 +63,8 @@ TEST(Sm90WideTileChoice, FewTilesOrShortRowsKeepTheNarrowTile) {
   // Buckets without a wide tile, and the short key widths up to D = 64.
   EXPECT_EQ(sm90::fwd_block_m(128, 176, 4096, 128, kH200Sms), 128);
   EXPECT_EQ(sm90::fwd_block_m(64, sm90::short_block_n(64), 197, 256 * 12, kH200Sms), 128);
+  // SDXL cross attention: 77 text tokens in one 80-key block, 128 rows (the cross-tile pipeline).
+  EXPECT_EQ(sm90::fwd_block_m(64, sm90::text_block_n(64), 4096, 2 * 10, kH200Sms), 128);
   // No device count (0) is read as one SM rather than dividing by zero.
   EXPECT_EQ(sm90::fwd_block_m(64, 128, 1 << 20, 1, 0), 192);
 }
