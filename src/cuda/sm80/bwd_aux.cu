@@ -30,40 +30,51 @@ __device__ __forceinline__ void split_row(const ShapeParams& s, int64_t ws_row, 
   }
 }
 
-/// One warp per (row, head): each lane takes 8 consecutive columns of every 256 (two rounds at
-/// head dims above 256).
-template <typename T>
-__global__ void __launch_bounds__(kAuxThreads) bwd_preprocess_kernel(const __grid_constant__ BwdParams p) {
-  const int64_t item = (static_cast<int64_t>(blockIdx.x) * kAuxThreads + threadIdx.x) / 32;
-  const int lane = static_cast<int>(threadIdx.x) % 32;
+/// kLanes lanes per (row, head), 8 consecutive columns each per round (kLanes: the power of two
+/// that covers the row's 8-column chunks, at most a warp; rounds beyond 256 columns at kLanes =
+/// 32). Items run row-fastest within a head, as the workspace vectors do: the dvec and lse_log2
+/// writes and the lse reads are coalesced, and so are the rows of O and dO in SDPA's [B, H, N, D]
+/// order. One warp per row, as before, left most lanes idle below D = 256 and kept too few bytes
+/// in flight to reach the memory's bandwidth (195 us against FA2's 99 on ViT-B/16's backward).
+template <typename T, int kLanes>
+__global__ void __launch_bounds__(kAuxThreads)
+    bwd_preprocess_kernel(const __grid_constant__ BwdParams p) {
+  static_assert(kLanes >= 1 && kLanes <= 32 && (kLanes & (kLanes - 1)) == 0);
+  const int64_t thread = static_cast<int64_t>(blockIdx.x) * kAuxThreads + threadIdx.x;
+  const int64_t item = thread / kLanes;
+  const int sub = static_cast<int>(thread % kLanes);
   const ShapeParams& s = p.shape;
-  if (item >= p.accum_rows * s.heads) return;
-  const int head = static_cast<int>(item % s.heads);
-  const int64_t ws_row = item / s.heads;
+  // Lanes past the last item still join the shuffles of their group, which never mixes items.
+  const bool valid = item < p.accum_rows * s.heads;
+  const int head = valid ? static_cast<int>(item / p.accum_rows) : 0;
+  const int64_t ws_row = valid ? item % p.accum_rows : 0;
   int64_t seq, row;
   split_row(s, ws_row, seq, row);
-  const T* out = operand_at<const T>(p.out, seq, row, head);
-  const T* dout = operand_at<const T>(p.dout, seq, row, head);
   float dot = 0.0f;
-  for (int col = lane * 8; col < s.head_dim; col += 32 * 8) {
-    const uint4 o = *reinterpret_cast<const uint4*>(out + col);
-    const uint4 d = *reinterpret_cast<const uint4*>(dout + col);
-    const uint32_t ow[4] = {o.x, o.y, o.z, o.w}, dw[4] = {d.x, d.y, d.z, d.w};
+  if (valid) {
+    const T* out = operand_at<const T>(p.out, seq, row, head);
+    const T* dout = operand_at<const T>(p.dout, seq, row, head);
+    for (int col = sub * 8; col < s.head_dim; col += kLanes * 8) {
+      const uint4 o = *reinterpret_cast<const uint4*>(out + col);
+      const uint4 d = *reinterpret_cast<const uint4*>(dout + col);
+      const uint32_t ow[4] = {o.x, o.y, o.z, o.w}, dw[4] = {d.x, d.y, d.z, d.w};
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float2 a = ptx::unpack2<T>(ow[i]), b = ptx::unpack2<T>(dw[i]);
-      dot = fmaf(a.x, b.x, fmaf(a.y, b.y, dot));
+      for (int i = 0; i < 4; ++i) {
+        const float2 a = ptx::unpack2<T>(ow[i]), b = ptx::unpack2<T>(dw[i]);
+        dot = fmaf(a.x, b.x, fmaf(a.y, b.y, dot));
+      }
     }
   }
 #pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);
-  if (lane == 0) {
-    p.dvec[head * p.accum_rows + ws_row] = dot;
+  for (int offset = kLanes / 2; offset > 0; offset /= 2) {
+    dot += __shfl_xor_sync(0xffffffffu, dot, offset);
+  }
+  if (valid && sub == 0) {
+    p.dvec[item] = dot;  // item == head * accum_rows + ws_row
     const float lse = p.lse[seq * p.lse_seq_stride + head * p.lse_head_stride +
                             row * p.lse_row_stride];
     // A row that saw no key (lse = -inf) has P = 0 everywhere: +inf makes exp2 give exactly 0.
-    p.lse_log2[head * p.accum_rows + ws_row] =
-        lse == -INFINITY ? INFINITY : lse * static_cast<float>(M_LOG2E);
+    p.lse_log2[item] = lse == -INFINITY ? INFINITY : lse * static_cast<float>(M_LOG2E);
   }
 }
 
@@ -188,13 +199,34 @@ unsigned aux_blocks(int64_t items) {
 
 }  // namespace
 
+/// The lanes per row of the preprocess: the power of two that covers head_dim / 8 chunks, at most
+/// a warp.
+int preprocess_lanes(int head_dim) {
+  int lanes = 1;
+  while (lanes < 32 && lanes * 8 < head_dim) lanes *= 2;
+  return lanes;
+}
+
+template <typename T, int kLanes>
+void launch_bwd_preprocess(const BwdParams& params, cudaStream_t stream) {
+  const int64_t threads = params.accum_rows * params.shape.heads * kLanes;
+  const int64_t blocks = (threads + kAuxThreads - 1) / kAuxThreads;
+  bwd_preprocess_kernel<T, kLanes>
+      <<<static_cast<unsigned>(blocks), kAuxThreads, 0, stream>>>(params);
+}
+
 template <DType kDType>
 void run_bwd_preprocess(const BwdParams& params, void* stream) {
   using T = typename CudaElement<kDType>::type;
-  const int64_t warps = params.accum_rows * params.shape.heads;
-  const int64_t blocks = (warps * 32 + kAuxThreads - 1) / kAuxThreads;
-  bwd_preprocess_kernel<T><<<static_cast<unsigned>(blocks), kAuxThreads, 0,
-                             static_cast<cudaStream_t>(stream)>>>(params);
+  auto* s = static_cast<cudaStream_t>(stream);
+  switch (preprocess_lanes(params.shape.head_dim)) {
+    case 1: launch_bwd_preprocess<T, 1>(params, s); break;
+    case 2: launch_bwd_preprocess<T, 2>(params, s); break;
+    case 4: launch_bwd_preprocess<T, 4>(params, s); break;
+    case 8: launch_bwd_preprocess<T, 8>(params, s); break;
+    case 16: launch_bwd_preprocess<T, 16>(params, s); break;
+    default: launch_bwd_preprocess<T, 32>(params, s); break;
+  }
   cuda_check(cudaGetLastError(), "the sm80 backward preprocess launch");
 }
 
