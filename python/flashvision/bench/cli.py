@@ -84,6 +84,10 @@ def build_parser():
         help="cuda: flashvision's kernels for both passes, through FLASHVISION_CUDA_KERNEL for "
              "the run (sm90 fails where the Hopper kernels do not apply; default auto)")
     add("--backward", action="store_true", help="also time forward+backward (autograd)")
+    add("--cuda-graphs", action="store_true",
+        help="cuda: time every implementation's call captured in a CUDA graph and replayed: the "
+             "GPU's time without the host's per-call work (Python, dispatch, autograd), which "
+             "bounds short calls, fwd+bwd of the small cases above all")
     add("--budget", type=_positive_float, default=0.2, metavar="SECONDS",
         help="time spent repeating each measurement (default 0.2)")
     add("--rounds", type=_positive_int, metavar="R",
@@ -128,6 +132,8 @@ def _check(parser, args):
     if args.kernel is not None and args.device != "cuda":
         parser.error(f"--kernel {args.kernel}: picks flashvision's CUDA kernels; use --device "
                      "cuda or drop it")
+    if args.cuda_graphs and args.device != "cuda":
+        parser.error("--cuda-graphs: captures CUDA graphs; use --device cuda or drop it")
     if args.rounds is not None and args.device != "cpu":
         parser.error(f"--rounds {args.rounds}: only CPU runs are timed in rounds (GPU timings "
                      "are one block per implementation); drop it or use --device cpu")
@@ -221,10 +227,10 @@ def _run(args, argv):
     sweep_impls = ["flashvision", "naive"]
     threads = _set_threads(args.device)
     settings = Settings(args.device, args.dtype, args.budget, int(args.naive_cap_gb * 2**30),
-                        args.rounds)
+                        args.rounds, args.cuda_graphs)
     command = f"{os.path.basename(sys.executable)} -m flashvision.bench {shlex.join(argv)}"
-    meta = make_meta(args.device, command, args.seed, threads, timer_name(args.device),
-                     args.rounds)
+    meta = make_meta(args.device, command, args.seed, threads,
+                     timer_name(args.device, args.cuda_graphs), args.rounds)
     where = meta["gpu"] or meta["devices"][0]
     rounds = f", {args.rounds} interleaved rounds" if args.rounds > 1 else ""
     print(f"flashvision.bench: {args.device} ({where}, {threads} threads), {args.dtype}, "

@@ -13,7 +13,7 @@ from . import impls as impl_lib
 from .cases import flops
 from .inputs import DTYPES, make_sample, make_sets, max_error
 from .memory import peak_extra_bytes
-from .timing import interleaved_cpu_ms, median_ms, median_of
+from .timing import graph_replay, interleaved_cpu_ms, median_ms, median_of
 
 
 @dataclass
@@ -25,6 +25,7 @@ class Settings:
     budget_s: float
     naive_cap_bytes: int
     rounds: int = 1  # CPU: > 1 times a case's impls in that many interleaved rounds
+    cuda_graphs: bool = False  # CUDA: time replays of each call captured in a graph
 
 
 def _record(case, settings, impl, pass_, kernel=None):
@@ -126,6 +127,8 @@ def measure(case, impl, pass_, sets, sample, settings, kernel=None):
     try:
         call = _prepare(case, impl, pass_, sets, sample, settings, record)
         with _quiet(pass_):
+            if settings.cuda_graphs:
+                call = graph_replay(call)
             ms, _ = median_ms(call, settings.budget_s, settings.device)
         _set_time(record, case, pass_, ms)
     except Exception as exc:

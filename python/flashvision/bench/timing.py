@@ -112,6 +112,23 @@ def cuda_ms(fn, budget_s):
     return float(ms), "triton.do_bench"
 
 
+def graph_replay(fn):
+    """fn() captured once in a CUDA graph; returns the graph's replay, which launches the same
+    kernels on the same memory without the host's per-call work (Python, dispatch, autograd,
+    launch calls). fn runs twice on a side stream first, as capture needs: lazy initialization
+    and the allocator's first allocations must not happen inside the capture."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(WARMUP_CALLS):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
 def median_ms(fn, budget_s, device):
     """(median ms, timer name) of fn() on `device`."""
     if device == "cuda":
@@ -119,8 +136,10 @@ def median_ms(fn, budget_s, device):
     return cpu_ms(fn, budget_s), "perf_counter"
 
 
-def timer_name(device):
-    """The name of the timer median_ms uses on `device` (for the results' meta)."""
+def timer_name(device, cuda_graphs=False):
+    """The name of the timer median_ms uses on `device` (for the results' meta); cuda_graphs: it
+    times graph_replay's replays."""
     if device == "cuda":
-        return "triton.do_bench" if _triton_do_bench() is not None else "cuda-events"
+        name = "triton.do_bench" if _triton_do_bench() is not None else "cuda-events"
+        return name + " of CUDA graph replays" if cuda_graphs else name
     return "perf_counter"
