@@ -197,8 +197,6 @@ unsigned aux_blocks(int64_t items) {
   return static_cast<unsigned>(blocks > 65536 ? 65536 : blocks);
 }
 
-}  // namespace
-
 /// The lanes per row of the preprocess: the power of two that covers head_dim / 8 chunks, at most
 /// a warp.
 int preprocess_lanes(int head_dim) {
@@ -214,6 +212,8 @@ void launch_bwd_preprocess(const BwdParams& params, cudaStream_t stream) {
   bwd_preprocess_kernel<T, kLanes>
       <<<static_cast<unsigned>(blocks), kAuxThreads, 0, stream>>>(params);
 }
+
+}  // namespace
 
 template <DType kDType>
 void run_bwd_preprocess(const BwdParams& params, void* stream) {
