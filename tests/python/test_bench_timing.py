@@ -133,13 +133,6 @@ def test_rounds_are_for_cpu_runs_only(monkeypatch, capsys):
     assert "--rounds 3" in capsys.readouterr().err
 
 
-def test_cuda_graphs_are_for_cuda_runs_only(capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        cli.main(["--device", "cpu", "--cuda-graphs"])
-    assert exit_info.value.code == 2
-    assert "--cuda-graphs" in capsys.readouterr().err
-
-
 def test_the_timer_name_says_when_it_times_graph_replays(monkeypatch):
     monkeypatch.setattr(timing, "_triton_do_bench", lambda: None)
     assert timing.timer_name("cuda") == "cuda-events"

@@ -33,20 +33,6 @@ def _step(q, k, v, dout, backward):
     return (out, *torch.autograd.grad(out, (q, k, v), dout))
 
 
-def _captured(fn):
-    """fn's outputs from a capture of fn() in a CUDA graph (after warm-up), and the graph."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(2):
-            fn()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        outputs = fn()
-    return outputs, graph
-
-
 @pytest.mark.parametrize("backward", [False, True], ids=["fwd", "fwd+bwd"])
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_a_replay_on_new_inputs_matches_an_eager_call(gen, shape, backward):
@@ -55,13 +41,13 @@ def test_a_replay_on_new_inputs_matches_an_eager_call(gen, shape, backward):
     q, k, v = (make(n).requires_grad_(backward) for n in (nq, nk, nk))
     dout = make(nq)
     with torch.set_grad_enabled(backward):
-        static, graph = _captured(lambda: _step(q, k, v, dout, backward))
+        replay, static = timing.graph_capture(lambda: _step(q, k, v, dout, backward))
     with torch.no_grad():
         for x, n in ((q, nq), (k, nk), (v, nk), (dout, nq)):
             x.copy_(make(n))
         for x in static:
             x.fill_(float("nan"))  # what the replay does not write stays NaN and fails
-    graph.replay()
+    replay()
     torch.cuda.synchronize()
     with torch.set_grad_enabled(backward):
         expected = _step(q, k, v, dout, backward)
@@ -70,9 +56,10 @@ def test_a_replay_on_new_inputs_matches_an_eager_call(gen, shape, backward):
         tref.assert_close(got, want, 1e-2, 1e-2, f"{name} of the replay")
 
 
-def test_graph_replay_launches_the_captured_work_again():
+def test_a_graph_replay_launches_the_captured_work_again():
     x = torch.zeros(1, device="cuda")
-    replay = timing.graph_replay(lambda: x.add_(1))
+    replay, captured = timing.graph_capture(lambda: x.add_(1))
+    assert captured is x
     torch.cuda.synchronize()
     assert x.item() == timing.WARMUP_CALLS  # the capture itself runs nothing
     replay()

@@ -13,7 +13,7 @@ from . import impls as impl_lib
 from .cases import flops
 from .inputs import DTYPES, make_sample, make_sets, max_error
 from .memory import peak_extra_bytes
-from .timing import graph_replay, interleaved_cpu_ms, median_ms, median_of
+from .timing import graph_capture, interleaved_cpu_ms, median_ms, median_of
 
 
 @dataclass
@@ -128,7 +128,7 @@ def measure(case, impl, pass_, sets, sample, settings, kernel=None):
         call = _prepare(case, impl, pass_, sets, sample, settings, record)
         with _quiet(pass_):
             if settings.cuda_graphs:
-                call = graph_replay(call)
+                call, _ = graph_capture(call)
             ms, _ = median_ms(call, settings.budget_s, settings.device)
         _set_time(record, case, pass_, ms)
     except Exception as exc:

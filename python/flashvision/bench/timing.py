@@ -112,11 +112,12 @@ def cuda_ms(fn, budget_s):
     return float(ms), "triton.do_bench"
 
 
-def graph_replay(fn):
-    """fn() captured once in a CUDA graph; returns the graph's replay, which launches the same
-    kernels on the same memory without the host's per-call work (Python, dispatch, autograd,
-    launch calls). fn runs twice on a side stream first, as capture needs: lazy initialization
-    and the allocator's first allocations must not happen inside the capture."""
+def graph_capture(fn):
+    """fn() captured once in a CUDA graph: (the graph's replay, what the captured call returned,
+    the tensors each replay writes). A replay launches the same kernels on the same memory without
+    the host's per-call work (Python, dispatch, autograd, launch calls). fn runs twice on a side
+    stream first, as capture needs: lazy initialization and the allocator's first allocations
+    must not happen inside the capture."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -125,8 +126,8 @@ def graph_replay(fn):
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        fn()
-    return graph.replay
+        outputs = fn()
+    return graph.replay, outputs
 
 
 def median_ms(fn, budget_s, device):
@@ -138,7 +139,7 @@ def median_ms(fn, budget_s, device):
 
 def timer_name(device, cuda_graphs=False):
     """The name of the timer median_ms uses on `device` (for the results' meta); cuda_graphs: it
-    times graph_replay's replays."""
+    times graph_capture's replays."""
     if device == "cuda":
         name = "triton.do_bench" if _triton_do_bench() is not None else "cuda-events"
         return name + " of CUDA graph replays" if cuda_graphs else name
