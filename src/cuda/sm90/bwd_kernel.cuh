@@ -313,23 +313,27 @@ struct BwdConsumer {
   }
 
   /// Adds this consumer's dQ columns of the block's valid rows into the fp32 workspace; consumer 1
-  /// leaves out the columns that consumer 0 also computed.
+  /// leaves out the columns that consumer 0 also computed. The column tests are per group of 8
+  /// columns, the same in every lane, and each half's atomics use one address plus a constant
+  /// offset: recomputing a 64-bit address per atomic made each one wait for the previous atomic to
+  /// read its address registers (Nsight Compute, session 15: a third of a D = 128 step).
   __device__ void add_dq(const float (&acc)[1][Tr::kDqCols / 8][4], int head, int m0) const {
     const sm80::BwdParams& b = p.base;
     const int head_dim = b.shape.head_dim;
     const int col0 = consumer * Tr::kDqPanelStep * Tr::kPanelCols;
     const int first_col = consumer * Tr::kSharedDqCols;
+    const int end_col = head_dim - col0;
+    const int row = warp * 16 + lane / 4;
+    float* const dst = b.dq_accum + (head * b.accum_rows + w.rows.q_ws_row + m0 + row) * head_dim +
+                       col0 + 2 * (lane % 4);
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const int row = warp * 16 + lane / 4 + half * 8;
-      if (m0 + row >= w.rows.q_len) continue;
-      float* dst =
-          b.dq_accum + (head * b.accum_rows + w.rows.q_ws_row + m0 + row) * head_dim + col0;
+      if (m0 + row + half * 8 >= w.rows.q_len) continue;
+      float* const half_dst = dst + half * 8 * head_dim;
 #pragma unroll
       for (int n = 0; n < Tr::kDqCols / 8; ++n) {
-        const int col = n * 8 + 2 * (lane % 4);
-        if (col >= first_col && col0 + col < head_dim) {
-          atomicAdd(reinterpret_cast<float2*>(dst + col),
+        if (n * 8 >= first_col && n * 8 < end_col) {
+          atomicAdd(reinterpret_cast<float2*>(half_dst + n * 8),
                     make_float2(acc[0][n][2 * half], acc[0][n][2 * half + 1]));
         }
       }
