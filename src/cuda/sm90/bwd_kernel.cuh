@@ -323,17 +323,16 @@ struct BwdConsumer {
     const int col0 = consumer * Tr::kDqPanelStep * Tr::kPanelCols;
     const int first_col = consumer * Tr::kSharedDqCols;
     const int end_col = head_dim - col0;
-    const int row = warp * 16 + lane / 4;
-    float* const dst = b.dq_accum + (head * b.accum_rows + w.rows.q_ws_row + m0 + row) * head_dim +
-                       col0 + 2 * (lane % 4);
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      if (m0 + row + half * 8 >= w.rows.q_len) continue;
-      float* const half_dst = dst + half * 8 * head_dim;
+      const int row = warp * 16 + lane / 4 + half * 8;
+      if (m0 + row >= w.rows.q_len) continue;
+      float* const half_dst =
+          b.dq_accum + (head * b.accum_rows + w.rows.q_ws_row + m0 + row) * head_dim + col0;
 #pragma unroll
       for (int n = 0; n < Tr::kDqCols / 8; ++n) {
         if (n * 8 >= first_col && n * 8 < end_col) {
-          atomicAdd(reinterpret_cast<float2*>(half_dst + n * 8),
+          atomicAdd(reinterpret_cast<float2*>(half_dst + 2 * (lane % 4) + n * 8),
                     make_float2(acc[0][n][2 * half], acc[0][n][2 * half + 1]));
         }
       }
