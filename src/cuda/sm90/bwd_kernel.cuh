@@ -187,15 +187,17 @@ __device__ __forceinline__ void gemm_keys_by_queries(float (&acc)[kBwdBlockM / 2
                                                      uint32_t b_tile) {
   using Tr = BwdTraits<kHeadDim>;
   constexpr uint32_t kGroupBytes = 8 * Tr::kSwizzle;
+  const uint64_t a_base = smem_descriptor(a_rows, 16, kGroupBytes, Tr::kSwizzleMode);
+  const uint64_t b_base = smem_descriptor(b_tile, 16, kGroupBytes, Tr::kSwizzleMode);
 #pragma unroll
   for (int kk = 0; kk < kHeadDim / 16; ++kk) {
     const int col = kk * 16;
     const uint32_t within = (col % Tr::kPanelCols) * 2;
     const uint32_t panel = col / Tr::kPanelCols;
-    const uint64_t desc_a = smem_descriptor(a_rows + panel * kBwdBlockN * Tr::kSwizzle + within, 16,
-                                            kGroupBytes, Tr::kSwizzleMode);
-    const uint64_t desc_b = smem_descriptor(b_tile + panel * kBwdBlockM * Tr::kSwizzle + within, 16,
-                                            kGroupBytes, Tr::kSwizzleMode);
+    const uint64_t desc_a =
+        advance_descriptor(a_base, panel * kBwdBlockN * Tr::kSwizzle + within);
+    const uint64_t desc_b =
+        advance_descriptor(b_base, panel * kBwdBlockM * Tr::kSwizzle + within);
     wgmma_ss<T, kBwdBlockM>(acc, desc_a, desc_b, kk > 0 ? 1u : 0u);
   }
 }
@@ -208,11 +210,11 @@ __device__ __forceinline__ void gemm_keys_by_dims(float (&acc)[kHeadDim / 2],
                                                   const uint32_t (&frag)[kBwdBlockM / 16][4],
                                                   uint32_t b_tile) {
   using Tr = BwdTraits<kHeadDim>;
+  const uint64_t b_base =
+      smem_descriptor(b_tile, kBwdBlockM * Tr::kSwizzle, 8 * Tr::kSwizzle, Tr::kSwizzleMode);
 #pragma unroll
   for (int j = 0; j < kBwdBlockM / 16; ++j) {
-    const uint64_t desc_b =
-        smem_descriptor(b_tile + j * 16 * Tr::kSwizzle, kBwdBlockM * Tr::kSwizzle, 8 * Tr::kSwizzle,
-                        Tr::kSwizzleMode);
+    const uint64_t desc_b = advance_descriptor(b_base, j * 16 * Tr::kSwizzle);
     wgmma_rs_mn<T, kHeadDim>(acc, frag[j], desc_b, 1u);
   }
 }
@@ -224,14 +226,15 @@ template <typename T, int kHeadDim>
 __device__ __forceinline__ void gemm_dq(float (&acc)[BwdTraits<kHeadDim>::kDqCols / 2],
                                         uint32_t ds_tile, uint32_t k_panel) {
   using Tr = BwdTraits<kHeadDim>;
+  const uint64_t a_base = smem_descriptor(ds_tile, 16, 8 * 128, 1);
+  const uint64_t b_base =
+      smem_descriptor(k_panel, kBwdBlockN * Tr::kSwizzle, 8 * Tr::kSwizzle, Tr::kSwizzleMode);
 #pragma unroll
   for (int kk = 0; kk < kBwdBlockN / 16; ++kk) {
     const int key = kk * 16;
     const uint64_t desc_a =
-        smem_descriptor(ds_tile + (key / 64) * kBwdBlockM * 128 + (key % 64) * 2, 16, 8 * 128, 1);
-    const uint64_t desc_b =
-        smem_descriptor(k_panel + kk * 16 * Tr::kSwizzle, kBwdBlockN * Tr::kSwizzle,
-                        8 * Tr::kSwizzle, Tr::kSwizzleMode);
+        advance_descriptor(a_base, (key / 64) * kBwdBlockM * 128 + (key % 64) * 2);
+    const uint64_t desc_b = advance_descriptor(b_base, kk * 16 * Tr::kSwizzle);
     wgmma_ss_mn<T, Tr::kDqCols>(acc, desc_a, desc_b, kk > 0 ? 1u : 0u);
   }
 }

@@ -29,15 +29,17 @@ __device__ __forceinline__ void gemm_qk(float (&acc)[kBlockN / 2], uint32_t q_ro
                                         uint32_t k_tile) {
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
   constexpr uint32_t kGroupBytes = 8 * Tr::kSwizzle;  // 8 rows of a panel: one swizzle atom
+  const uint64_t q_base = smem_descriptor(q_rows, 16, kGroupBytes, Tr::kSwizzleMode);
+  const uint64_t k_base = smem_descriptor(k_tile, 16, kGroupBytes, Tr::kSwizzleMode);
 #pragma unroll
   for (int kk = 0; kk < kHeadDim / 16; ++kk) {
     const int col = kk * 16;
     const uint32_t within = (col % Tr::kPanelCols) * 2;
     const uint32_t panel = col / Tr::kPanelCols;
-    const uint64_t desc_q = smem_descriptor(q_rows + panel * Tr::kBlockM * Tr::kSwizzle + within,
-                                            16, kGroupBytes, Tr::kSwizzleMode);
-    const uint64_t desc_k = smem_descriptor(k_tile + panel * Tr::kBlockN * Tr::kSwizzle + within,
-                                            16, kGroupBytes, Tr::kSwizzleMode);
+    const uint64_t desc_q =
+        advance_descriptor(q_base, panel * Tr::kBlockM * Tr::kSwizzle + within);
+    const uint64_t desc_k =
+        advance_descriptor(k_base, panel * Tr::kBlockN * Tr::kSwizzle + within);
     wgmma_ss<T, Tr::kBlockN>(acc, desc_q, desc_k, kk > 0 ? 1u : 0u);
   }
 }
@@ -49,11 +51,11 @@ __device__ __forceinline__ void gemm_pv(
     float (&acc)[FwdTraits<kHeadDim, kBlockM, kBlockN>::kHeadDimV / 2],
     const uint32_t (&p_frag)[kBlockN / 16][4], uint32_t v_tile) {
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
+  const uint64_t v_base =
+      smem_descriptor(v_tile, Tr::kBlockN * Tr::kSwizzle, 8 * Tr::kSwizzle, Tr::kSwizzleMode);
 #pragma unroll
   for (int j = 0; j < Tr::kBlockN / 16; ++j) {
-    const uint64_t desc_v =
-        smem_descriptor(v_tile + j * 16 * Tr::kSwizzle, Tr::kBlockN * Tr::kSwizzle,
-                        8 * Tr::kSwizzle, Tr::kSwizzleMode);
+    const uint64_t desc_v = advance_descriptor(v_base, j * 16 * Tr::kSwizzle);
     wgmma_rs_mn<T, Tr::kHeadDimV>(acc, p_frag[j], desc_v, 1u);
   }
 }

@@ -106,6 +106,15 @@ __device__ __forceinline__ uint64_t smem_descriptor(uint32_t addr, uint32_t lead
          (static_cast<uint64_t>(swizzle_mode) << 62);
 }
 
+/// `desc` with its start address moved by `bytes` (a multiple of 16). The address field holds
+/// addr >> 4 in the low 14 bits and shared-memory addresses stay below 2^18, so the move never
+/// carries out of the field and only the low word changes: one add per wgmma operand where
+/// rebuilding the descriptor from an address costs a mask, a shift and an or or two.
+__device__ __forceinline__ uint64_t advance_descriptor(uint64_t desc, uint32_t bytes) {
+  const uint32_t lo = static_cast<uint32_t>(desc) + (bytes >> 4);
+  return (desc & 0xFFFFFFFF00000000ull) | lo;
+}
+
 // ---- epilogue staging ------------------------------------------------------------------------
 
 /// Stores four 8x8 matrices of 16-bit elements from mma accumulator fragments: register r of a
