@@ -67,12 +67,20 @@ inline constexpr int kBwdConsumerRegisters = 240;
 /// stores do not meet.
 inline constexpr std::size_t kBwdDsBytes = static_cast<std::size_t>(kBwdBlockM) * kBwdBlockN * 2;
 
+/// Columns of a dQ staging box: each consumer puts its dQ columns of a step into boxes of 16 fp32
+/// columns (64-byte rows, the 64-byte swizzle) by kBwdBlockM rows, which one thread then adds into
+/// the workspace with TMA reduce-adds. 16 columns divide every consumer's range and the columns
+/// consumer 1 leaves to consumer 0 (whole panels of 16, 32 or 64 columns).
+inline constexpr int kBwdDqBoxCols = 16;
+inline constexpr std::size_t kBwdDqBoxBytes =
+    static_cast<std::size_t>(kBwdBlockM) * kBwdDqBoxCols * sizeof(float);
+
 /// Floats of the LSE and D values of one query block's rows, one buffer per query-block slot.
 inline constexpr int kBwdRowBufferFloats = 2 * kBwdBlockM;
 
 /// Byte offsets of the backward's shared-memory regions from a 1024-byte aligned base.
 struct BwdSmemOffsets {
-  std::size_t k, v, q, dout, ds, rows, barriers, end;
+  std::size_t k, v, q, dout, ds, dq_stage, rows, barriers, end;
 };
 
 constexpr BwdSmemOffsets bwd_smem_offsets(int bucket) {
@@ -84,7 +92,8 @@ constexpr BwdSmemOffsets bwd_smem_offsets(int bucket) {
   o.q = o.v + kv_tile;  // kBwdStages Q tiles, then as many dO tiles
   o.dout = o.q + kBwdStages * q_tile;
   o.ds = o.dout + kBwdStages * q_tile;
-  o.rows = o.ds + 2 * kBwdDsBytes;
+  o.dq_stage = o.ds + 2 * kBwdDsBytes;  // each consumer's dQ boxes
+  o.rows = o.dq_stage + kBwdConsumers * (bwd_tile(bucket).dq_cols() / kBwdDqBoxCols) * kBwdDqBoxBytes;
   o.barriers = o.rows + kBwdStages * kBwdRowBufferFloats * sizeof(float);
   // K/V full, then per stage query-block full and empty.
   o.end = o.barriers + 8 * (1 + 2 * kBwdStages);

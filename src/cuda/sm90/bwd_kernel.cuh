@@ -7,8 +7,8 @@
 // - D) in registers, dV += P^T dO and dK += dS^T Q with the probabilities as register A operands,
 // stores dS^T transposed (stmatrix) so that dQ = dS K can read it as a K-major A operand, and adds
 // its share of the dQ columns (whole panels of K, bwd_config.h's BwdTile) into the fp32 workspace
-// with atomics; where registers allow it issues the next step's S^T and dP^T before those atomics
-// (BwdConsumer::walk). The preprocess (D, LSE in log2 units) and dQ convert kernels are the sm80
+// through shared staging and TMA reduce-adds; where registers allow it issues the next step's S^T
+// and dP^T before those adds (BwdConsumer::walk). The preprocess (D, LSE in log2 units) and dQ convert kernels are the sm80
 // path's.
 #pragma once
 
@@ -42,6 +42,7 @@ struct BwdTraits {
   static constexpr int kDqCols = kTile.dq_cols();
   static constexpr int kDqPanelStep = kPanels - kTile.dq_panels;
   static constexpr int kSharedDqCols = kTile.shared_dq_panels() * kPanelCols;
+  static constexpr int kDqBoxes = kDqCols / kBwdDqBoxCols;
   /// Whether the next step's S^T and dP^T accumulators (64 registers) can be live next to dK, dV
   /// (D) and this step's dQ columns (kDqCols / 2) while those are added: ptxas fits D = 96 in
   /// R232 without spills, and spills 448 bytes at 128.
@@ -54,6 +55,11 @@ struct BwdTraits {
   static_assert(kBwdConsumers == 2 && kTile.dq_panels <= kPanels && kSharedDqCols >= 0,
                 "the two consumers' dQ panels cover the head dim");
   static_assert(kBwdBlockN == 64 * kBwdConsumers, "64 keys per consumer warpgroup");
+  static_assert(kDqCols % kBwdDqBoxCols == 0 && kSharedDqCols % kBwdDqBoxCols == 0 &&
+                    kDqPanelStep * kPanelCols % kBwdDqBoxCols == 0,
+                "dQ staging boxes cover whole column ranges");
+  static_assert(kOffsets.dq_stage % 512 == 0 && kBwdDqBoxBytes % 512 == 0,
+                "staging boxes aligned to the 64-byte swizzle's 512-byte period");
   // The consumers' raise draws on the registers the CTA was launched with (tile_config.h).
   static_assert(128 * (kBwdProducerRegisters + kBwdConsumers * kBwdConsumerRegisters) <=
                 launch_registers(kBwdThreads));
@@ -77,6 +83,11 @@ struct BwdSmem {
   }
   __device__ uint32_t ds(int buffer) const {
     return base + Tr::kOffsets.ds + buffer * static_cast<uint32_t>(kBwdDsBytes);
+  }
+  /// Consumer `c`'s dQ staging boxes (kBwdDqBoxBytes each, 512-byte aligned for the swizzle).
+  __device__ uint32_t dq_stage(int c) const {
+    return base + Tr::kOffsets.dq_stage +
+           c * static_cast<uint32_t>(Tr::kDqBoxes * kBwdDqBoxBytes);
   }
   /// Row values of slot `stage`: kBwdBlockM LSE values (log2 units), then as many D.
   __device__ const float* rows(int stage) const {
@@ -315,30 +326,50 @@ struct BwdConsumer {
     }
   }
 
-  /// Adds this consumer's dQ columns of the block's valid rows into the fp32 workspace; consumer 1
-  /// leaves out the columns that consumer 0 also computed. The column tests are per group of 8
-  /// columns, the same in every lane, and each half's atomics use one address plus a constant
-  /// offset: recomputing a 64-bit address per atomic made each one wait for the previous atomic to
-  /// read its address registers (Nsight Compute, session 15: a third of a D = 128 step).
+  /// Adds this consumer's dQ columns of a query block into the fp32 workspace: every thread puts
+  /// its values into the consumer's staging boxes (16 columns by 64 rows, 64-byte swizzle: the
+  /// 16-byte chunk c of row r lies at chunk c ^ (r / 2 % 4)), rows past the sequence as zeros,
+  /// since a box also covers them (the next sequence's rows, or none past the workspace); then one
+  /// thread adds the boxes with TMA reduce-adds. Consumer 1 leaves out the boxes of the columns
+  /// consumer 0 also computed, and boxes past the head dim are left out (the map clips the rest).
+  /// The float2 atomics this replaces held a third of a D = 128 step's stall samples (Nsight
+  /// Compute, session 15), also with their addresses made cheap. The staging is written again only
+  /// after this consumer's pair barrier of the next step, before which the issuing thread waits
+  /// for the reduce-adds to have read it (gradients).
   __device__ void add_dq(const float (&acc)[1][Tr::kDqCols / 8][4], int head, int m0) const {
-    const sm80::BwdParams& b = p.base;
-    const int head_dim = b.shape.head_dim;
-    const int col0 = consumer * Tr::kDqPanelStep * Tr::kPanelCols;
-    const int first_col = consumer * Tr::kSharedDqCols;
-    const int end_col = head_dim - col0;
+    const uint32_t stage = sm.dq_stage(consumer);
+    const bool partial = m0 + kBwdBlockM > w.rows.q_len;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int row = warp * 16 + lane / 4 + half * 8;
-      if (m0 + row >= w.rows.q_len) continue;
-      float* const half_dst =
-          b.dq_accum + (head * b.accum_rows + w.rows.q_ws_row + m0 + row) * head_dim + col0;
+      const bool valid = !partial || m0 + row < w.rows.q_len;
+      const uint32_t row_addr = stage + row * kBwdDqBoxCols * 4;
+      const int swizzle = (row >> 1) & 3;
 #pragma unroll
       for (int n = 0; n < Tr::kDqCols / 8; ++n) {
-        if (n * 8 >= first_col && n * 8 < end_col) {
-          atomicAdd(reinterpret_cast<float2*>(half_dst + 2 * (lane % 4) + n * 8),
-                    make_float2(acc[0][n][2 * half], acc[0][n][2 * half + 1]));
+        const int chunk = 2 * (n % 2) + (lane % 4) / 2;
+        const uint32_t addr = row_addr + static_cast<uint32_t>((n / 2) * kBwdDqBoxBytes) +
+                              ((chunk ^ swizzle) * 16) + (lane % 2) * 8;
+        st_shared_v2(addr, valid ? acc[0][n][2 * half] : 0.0f,
+                     valid ? acc[0][n][2 * half + 1] : 0.0f);
+      }
+    }
+    fence_proxy_async_shared();
+    named_barrier_sync(2 + consumer, 128);  // this consumer's boxes are in
+    if (warp == 0 && lane == 0) {
+      const int head_dim = p.base.shape.head_dim;
+      const int col0 = consumer * Tr::kDqPanelStep * Tr::kPanelCols;
+      const int first_col = consumer * Tr::kSharedDqCols;
+      const int row0 = static_cast<int>(w.rows.q_ws_row) + m0;
+#pragma unroll
+      for (int box = 0; box < Tr::kDqBoxes; ++box) {
+        const int col = box * kBwdDqBoxCols;
+        if (col >= first_col && col0 + col < head_dim) {
+          tma_reduce_add_3d(&p.tmap_dq_accum, stage + static_cast<uint32_t>(box * kBwdDqBoxBytes),
+                            col0 + col, row0, head);
         }
       }
+      bulk_commit_group();
     }
   }
 
@@ -380,6 +411,9 @@ struct BwdConsumer {
     const uint32_t ds_tile = sm.ds(index & 1);
     store_ds(ds_frag[0], ds_tile);
     fence_proxy_async_shared();
+    // The last step's dQ reduce-adds have read this consumer's staging (add_dq) once the
+    // barrier is passed.
+    if (warp == 0 && lane == 0) bulk_wait_group_read<0>();
     named_barrier_sync(1, kBwdConsumers * 128);  // both consumers' dS are in
 
     fence_registers(flat(acc_dv));
@@ -406,7 +440,7 @@ struct BwdConsumer {
   }
 
   /// Every step of the walk. Where registers allow (Tr::kScoresAhead), the next step's S^T and
-  /// dP^T go to the tensor cores before this step's dQ atomics, so that those hide behind them.
+  /// dP^T go to the tensor cores before this step's dQ adds, so that those hide behind them.
   /// Each iteration waits for the wgmma it issued (an accumulator in flight across the loop's back
   /// edge makes ptxas serialize the wgmma: C7514), and the last step is peeled off rather than
   /// guarded (a branch around a wgmma serializes them all: C7520).
@@ -440,6 +474,8 @@ struct BwdConsumer {
     if (w.steps > 0) {
       mbarrier_wait(sm.kv_full(), 0);
       walk();
+      // The staging must stay until the reduce-adds have read it, which the CTA's exit ends.
+      if (warp == 0 && lane == 0) bulk_wait_group<0>();
     }
     const sm80::BwdParams& b = p.base;
     const int keys_valid = min(kBwdBlockN, w.rows.k_len - w.n0);
@@ -478,6 +514,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1) bwd_kernel(const __grid_consta
       prefetch_tensor_map(&p.tmap_k);
       prefetch_tensor_map(&p.tmap_v);
       prefetch_tensor_map(&p.tmap_dout);
+      prefetch_tensor_map(&p.tmap_dq_accum);
       produce_tiles<kHeadDim>(p, sm, w);
     } else if (threadIdx.x / 32 == 1) {
       produce_row_values<kHeadDim>(p, sm, w, static_cast<int>(threadIdx.x) % 32);

@@ -137,6 +137,39 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, ui
       : "memory");
 }
 
+/// Adds the box at shared address `src` element by element (each add atomic) into the global
+/// tensor of a rank-3 tiled map at coordinates (c0 innermost, c1, c2); elements outside the
+/// tensor are left out. One bulk group per bulk_commit_group; `src` may be written again once
+/// bulk_wait_group_read has returned in the issuing thread.
+__device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, uint32_t src, int c0,
+                                                  int c1, int c2) {
+  asm volatile(
+      "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], "
+      "[%1];\n" ::"l"(reinterpret_cast<uint64_t>(map)),
+      "r"(src), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+
+__device__ __forceinline__ void bulk_commit_group() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+/// Waits until at most kPending of this thread's bulk groups still read their shared sources.
+template <int kPending>
+__device__ __forceinline__ void bulk_wait_group_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+
+/// Waits until at most kPending of this thread's bulk groups are incomplete (writes included).
+template <int kPending>
+__device__ __forceinline__ void bulk_wait_group() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+__device__ __forceinline__ void st_shared_v2(uint32_t addr, float x, float y) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
+
 /// Makes this thread's ordinary shared-memory writes visible to the async proxy (wgmma and TMA
 /// reading shared memory); a barrier after it orders them for the other threads.
 __device__ __forceinline__ void fence_proxy_async_shared() {

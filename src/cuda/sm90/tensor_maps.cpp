@@ -85,4 +85,26 @@ CUtensorMap make_tensor_map(const OperandGeometry& g, int box_cols, int box_rows
   return map;
 }
 
+CUtensorMap make_dq_accum_map(float* data, int64_t head_dim, int64_t rows, int64_t heads,
+                              int box_cols, int box_rows) {
+  const uint64_t row_bytes = static_cast<uint64_t>(head_dim) * sizeof(float);
+  cuuint64_t dims[3] = {static_cast<cuuint64_t>(head_dim), static_cast<cuuint64_t>(rows),
+                        static_cast<cuuint64_t>(heads)};
+  // A head of one row is never stepped along rows, but the driver wants a stride regardless.
+  cuuint64_t strides[2] = {row_bytes, static_cast<cuuint64_t>(rows) * row_bytes};
+  cuuint32_t box[3] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows), 1};
+  cuuint32_t element_strides[3] = {1, 1, 1};
+  CUtensorMap map{};
+  const CUresult result = encode_function()(
+      &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, data, dims, strides, box, element_strides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (result != CUDA_SUCCESS) {
+    throw Error("sm90: cuTensorMapEncodeTiled rejected the dQ accumulator's map (CUresult " +
+                std::to_string(static_cast<int>(result)) + ", dims " + std::to_string(head_dim) +
+                "x" + std::to_string(rows) + "x" + std::to_string(heads) + ")");
+  }
+  return map;
+}
+
 }  // namespace flashvision::detail::sm90

@@ -27,4 +27,10 @@ const char* tensor_map_problem(const OperandGeometry& g);
 CUtensorMap make_tensor_map(const OperandGeometry& g, int box_cols, int box_rows,
                             int swizzle_bytes);
 
+/// A rank-3 tiled map of the backward's fp32 dQ accumulator, [head][row][dim] with dim contiguous
+/// and no padding, with boxes of box_cols x box_rows of one head and the 64-byte swizzle (the
+/// sm90 backward's dQ staging layout). Throws flashvision::Error when the driver rejects it.
+CUtensorMap make_dq_accum_map(float* data, int64_t head_dim, int64_t rows, int64_t heads,
+                              int box_cols, int box_rows);
+
 }  // namespace flashvision::detail::sm90
