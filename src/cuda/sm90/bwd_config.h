@@ -18,6 +18,11 @@ struct BwdTile {
   int bucket = 0;
   int swizzle_bytes = 0;  ///< 0: the sm90 backward does not serve the bucket
   int dq_panels = 0;
+  /// dQ goes to the workspace through shared staging boxes and TMA reduce-adds (bwd_kernel.cuh's
+  /// add_dq) rather than float2 atomics from every thread. Measured in session 15 against the
+  /// atomics: +19 % on the D = 128 backward kernel, +2-3 % at D = 64, but -7 % at 48 and -1 % at
+  /// 80, where a step's few atomics cost less than the staging's barrier.
+  bool staged_dq = false;
 
   constexpr int panel_cols() const { return swizzle_bytes / 2; }
   constexpr int panels() const { return bucket / panel_cols(); }
@@ -38,10 +43,10 @@ constexpr BwdTile bwd_tile(int bucket) {
   switch (bucket) {
     case 32: return {32, 32, 1};
     case 48: return {48, 32, 2};
-    case 64: return {64, 64, 1};
+    case 64: return {64, 64, 1, true};
     case 80: return {80, 32, 3};
     case 96: return {96, 32, 3};
-    case 128: return {128, 128, 1};
+    case 128: return {128, 128, 1, true};
     default: return {};
   }
 }
@@ -93,7 +98,9 @@ constexpr BwdSmemOffsets bwd_smem_offsets(int bucket) {
   o.dout = o.q + kBwdStages * q_tile;
   o.ds = o.dout + kBwdStages * q_tile;
   o.dq_stage = o.ds + 2 * kBwdDsBytes;  // each consumer's dQ boxes
-  o.rows = o.dq_stage + kBwdConsumers * (bwd_tile(bucket).dq_cols() / kBwdDqBoxCols) * kBwdDqBoxBytes;
+  const BwdTile tile = bwd_tile(bucket);
+  o.rows = o.dq_stage +
+           (tile.staged_dq ? kBwdConsumers * (tile.dq_cols() / kBwdDqBoxCols) * kBwdDqBoxBytes : 0);
   o.barriers = o.rows + kBwdStages * kBwdRowBufferFloats * sizeof(float);
   // K/V full, then per stage query-block full and empty.
   o.end = o.barriers + 8 * (1 + 2 * kBwdStages);

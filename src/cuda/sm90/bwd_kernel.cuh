@@ -326,17 +326,51 @@ struct BwdConsumer {
     }
   }
 
-  /// Adds this consumer's dQ columns of a query block into the fp32 workspace: every thread puts
-  /// its values into the consumer's staging boxes (16 columns by 64 rows, 64-byte swizzle: the
-  /// 16-byte chunk c of row r lies at chunk c ^ (r / 2 % 4)), rows past the sequence as zeros,
-  /// since a box also covers them (the next sequence's rows, or none past the workspace); then one
-  /// thread adds the boxes with TMA reduce-adds. Consumer 1 leaves out the boxes of the columns
-  /// consumer 0 also computed, and boxes past the head dim are left out (the map clips the rest).
-  /// The float2 atomics this replaces held a third of a D = 128 step's stall samples (Nsight
-  /// Compute, session 15), also with their addresses made cheap. The staging is written again only
-  /// after this consumer's pair barrier of the next step, before which the issuing thread waits
-  /// for the reduce-adds to have read it (gradients).
+  /// Adds this consumer's dQ columns of a query block into the fp32 workspace; consumer 1 leaves
+  /// out the columns that consumer 0 also computed.
   __device__ void add_dq(const float (&acc)[1][Tr::kDqCols / 8][4], int head, int m0) const {
+    if constexpr (Tr::kTile.staged_dq) {
+      add_dq_staged(acc, head, m0);
+    } else {
+      add_dq_atomic(acc, head, m0);
+    }
+  }
+
+  /// add_dq with float2 atomics from every thread, for the valid rows (tiles without staged_dq).
+  /// The column tests are per group of 8 columns, the same in every lane, and each half's atomics
+  /// use one address plus a constant offset.
+  __device__ void add_dq_atomic(const float (&acc)[1][Tr::kDqCols / 8][4], int head, int m0) const {
+    const sm80::BwdParams& b = p.base;
+    const int head_dim = b.shape.head_dim;
+    const int col0 = consumer * Tr::kDqPanelStep * Tr::kPanelCols;
+    const int first_col = consumer * Tr::kSharedDqCols;
+    const int end_col = head_dim - col0;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = warp * 16 + lane / 4 + half * 8;
+      if (m0 + row >= w.rows.q_len) continue;
+      float* const half_dst =
+          b.dq_accum + (head * b.accum_rows + w.rows.q_ws_row + m0 + row) * head_dim + col0;
+#pragma unroll
+      for (int n = 0; n < Tr::kDqCols / 8; ++n) {
+        if (n * 8 >= first_col && n * 8 < end_col) {
+          atomicAdd(reinterpret_cast<float2*>(half_dst + 2 * (lane % 4) + n * 8),
+                    make_float2(acc[0][n][2 * half], acc[0][n][2 * half + 1]));
+        }
+      }
+    }
+  }
+
+  /// add_dq through shared staging (tiles with staged_dq): every thread puts its values into the
+  /// consumer's staging boxes (16 columns by 64 rows, 64-byte swizzle: the 16-byte chunk c of row r
+  /// lies at chunk c ^ (r / 2 % 4)), rows past the sequence as zeros, since a box also covers them
+  /// (the next sequence's rows, or none past the workspace); then one thread adds the boxes with
+  /// TMA reduce-adds; boxes past the head dim are left out (the map clips the rest). The atomics
+  /// held a third of a D = 128 step's stall samples (Nsight Compute, session 15), also with their
+  /// addresses made cheap. The staging is written again only after this consumer's pair barrier of
+  /// the next step, before which the issuing thread waits for the reduce-adds to have read it
+  /// (gradients).
+  __device__ void add_dq_staged(const float (&acc)[1][Tr::kDqCols / 8][4], int head, int m0) const {
     const uint32_t stage = sm.dq_stage(consumer);
     const bool partial = m0 + kBwdBlockM > w.rows.q_len;
 #pragma unroll
@@ -413,7 +447,7 @@ struct BwdConsumer {
     fence_proxy_async_shared();
     // The last step's dQ reduce-adds have read this consumer's staging (add_dq) once the
     // barrier is passed.
-    if (warp == 0 && lane == 0) bulk_wait_group_read<0>();
+    if (Tr::kTile.staged_dq && warp == 0 && lane == 0) bulk_wait_group_read<0>();
     named_barrier_sync(1, kBwdConsumers * 128);  // both consumers' dS are in
 
     fence_registers(flat(acc_dv));
@@ -474,8 +508,9 @@ struct BwdConsumer {
     if (w.steps > 0) {
       mbarrier_wait(sm.kv_full(), 0);
       walk();
-      // The staging must stay until the reduce-adds have read it, which the CTA's exit ends.
-      if (warp == 0 && lane == 0) bulk_wait_group<0>();
+      // The staging must stay until the reduce-adds have read it: the CTA's exit ends it. Their
+      // writes need no wait (the grid completes with them).
+      if (Tr::kTile.staged_dq && warp == 0 && lane == 0) bulk_wait_group_read<0>();
     }
     const sm80::BwdParams& b = p.base;
     const int keys_valid = min(kBwdBlockN, w.rows.k_len - w.n0);
