@@ -695,9 +695,11 @@ void run_backward_main_sm90(const BackwardPlan& plan, void* stream) {
       sm90::make_tensor_map(geometry(p, p.k, true), swizzle / 2, sm90::kBwdBlockN, swizzle);
   params.tmap_v =
       sm90::make_tensor_map(geometry(p, p.v, true), swizzle / 2, sm90::kBwdBlockN, swizzle);
-  params.tmap_dq_accum =
-      sm90::make_dq_accum_map(plan.params.dq_accum, p.head_dim, plan.params.accum_rows, p.heads,
-                              sm90::kBwdDqBoxCols, sm90::kBwdBlockM);
+  if (sm90::bwd_tile(plan.bucket).staged_dq) {
+    params.tmap_dq_accum =
+        sm90::make_dq_accum_map(plan.params.dq_accum, p.head_dim, plan.params.accum_rows, p.heads,
+                                sm90::kBwdDqBoxCols, sm90::kBwdBlockM);
+  }
   sm90::backward_main(plan.dtype, plan.bucket, params, stream);
 }
 #else

@@ -6,9 +6,10 @@
 // computes S^T = K Q^T and dP^T = V dO^T (both operands in shared memory), P^T and dS^T = P^T (dP^T
 // - D) in registers, dV += P^T dO and dK += dS^T Q with the probabilities as register A operands,
 // stores dS^T transposed (stmatrix) so that dQ = dS K can read it as a K-major A operand, and adds
-// its share of the dQ columns (whole panels of K, bwd_config.h's BwdTile) into the fp32 workspace
-// through shared staging and TMA reduce-adds; where registers allow it issues the next step's S^T
-// and dP^T before those adds (BwdConsumer::walk). The preprocess (D, LSE in log2 units) and dQ convert kernels are the sm80
+// its share of the dQ columns (whole panels of K, bwd_config.h's BwdTile) into the fp32 workspace,
+// through shared staging and TMA reduce-adds at head dims 64 and 128 and with atomics elsewhere;
+// where registers allow it issues the next step's S^T and dP^T before those adds
+// (BwdConsumer::walk). The preprocess (D, LSE in log2 units) and dQ convert kernels are the sm80
 // path's.
 #pragma once
 
@@ -337,24 +338,22 @@ struct BwdConsumer {
   }
 
   /// add_dq with float2 atomics from every thread, for the valid rows (tiles without staged_dq).
-  /// The column tests are per group of 8 columns, the same in every lane, and each half's atomics
-  /// use one address plus a constant offset.
   __device__ void add_dq_atomic(const float (&acc)[1][Tr::kDqCols / 8][4], int head, int m0) const {
     const sm80::BwdParams& b = p.base;
     const int head_dim = b.shape.head_dim;
     const int col0 = consumer * Tr::kDqPanelStep * Tr::kPanelCols;
     const int first_col = consumer * Tr::kSharedDqCols;
-    const int end_col = head_dim - col0;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int row = warp * 16 + lane / 4 + half * 8;
       if (m0 + row >= w.rows.q_len) continue;
-      float* const half_dst =
+      float* dst =
           b.dq_accum + (head * b.accum_rows + w.rows.q_ws_row + m0 + row) * head_dim + col0;
 #pragma unroll
       for (int n = 0; n < Tr::kDqCols / 8; ++n) {
-        if (n * 8 >= first_col && n * 8 < end_col) {
-          atomicAdd(reinterpret_cast<float2*>(half_dst + 2 * (lane % 4) + n * 8),
+        const int col = n * 8 + 2 * (lane % 4);
+        if (col >= first_col && col0 + col < head_dim) {
+          atomicAdd(reinterpret_cast<float2*>(dst + col),
                     make_float2(acc[0][n][2 * half], acc[0][n][2 * half + 1]));
         }
       }
@@ -549,7 +548,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1) bwd_kernel(const __grid_consta
       prefetch_tensor_map(&p.tmap_k);
       prefetch_tensor_map(&p.tmap_v);
       prefetch_tensor_map(&p.tmap_dout);
-      prefetch_tensor_map(&p.tmap_dq_accum);
+      if (BwdTraits<kHeadDim>::kTile.staged_dq) prefetch_tensor_map(&p.tmap_dq_accum);
       produce_tiles<kHeadDim>(p, sm, w);
     } else if (threadIdx.x / 32 == 1) {
       produce_row_values<kHeadDim>(p, sm, w, static_cast<int>(threadIdx.x) % 32);

@@ -50,7 +50,7 @@ struct BwdParams {
   CUtensorMap tmap_k;
   CUtensorMap tmap_v;
   CUtensorMap tmap_dout;
-  CUtensorMap tmap_dq_accum;  ///< the fp32 dQ workspace, for the consumers' reduce-adds
+  CUtensorMap tmap_dq_accum;  ///< the fp32 dQ workspace, for tiles with staged_dq
 };
 
 }  // namespace flashvision::detail::sm90

@@ -1,6 +1,7 @@
 // The sm90 backward's per-bucket tiles (src/cuda/sm90/bwd_config.h), host-only, no GPU needed:
 // which buckets it serves, that its two consumers' dQ column ranges (whole panels, one wgmma N for
-// both) add every column of the head dim exactly once, and that the tiles fit and stay aligned.
+// both) add every column of the head dim exactly once, that the staged dQ's boxes cover those
+// ranges, and that the tiles fit and stay aligned.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -19,6 +20,8 @@ using detail::sm90::bwd_tile;
 using detail::sm90::BwdTile;
 using detail::sm90::kBwdBlockM;
 using detail::sm90::kBwdBlockN;
+using detail::sm90::kBwdDqBoxBytes;
+using detail::sm90::kBwdDqBoxCols;
 using detail::sm90::kHeadDimBuckets;
 using detail::sm90::kMaxSmemBytes;
 
@@ -61,6 +64,28 @@ TEST(Sm90BwdTile, OddPanelCountsShareOnePanel) {
   EXPECT_EQ(bwd_tile(80).shared_dq_panels(), 1);
   for (const int bucket : {32, 64, 96, 128}) {
     EXPECT_EQ(bwd_tile(bucket).shared_dq_panels(), 0) << "bucket " << bucket;
+  }
+}
+
+TEST(Sm90BwdTile, StagedDqBoxesCoverEachConsumersColumns) {
+  for (const int bucket : kHeadDimBuckets) {
+    if (!bwd_bucket_supported(bucket)) continue;
+    SCOPED_TRACE("bucket " + std::to_string(bucket));
+    const BwdTile t = bwd_tile(bucket);
+    EXPECT_EQ(t.staged_dq, bucket == 64 || bucket == 128) << "measured in session 15";
+    const auto o = bwd_smem_offsets(bucket);
+    if (!t.staged_dq) {
+      EXPECT_EQ(o.rows, o.dq_stage) << "no staging";
+      continue;
+    }
+    // Each consumer's range and the columns consumer 1 leaves out are whole boxes (add_dq_staged).
+    EXPECT_EQ(t.dq_cols() % kBwdDqBoxCols, 0);
+    EXPECT_EQ((t.panels() - t.dq_panels) * t.panel_cols() % kBwdDqBoxCols, 0);
+    EXPECT_EQ(t.shared_dq_panels() * t.panel_cols() % kBwdDqBoxCols, 0);
+    // Two consumers' boxes, each starting on the 64-byte swizzle's 512-byte period.
+    EXPECT_EQ(o.rows - o.dq_stage, 2 * (t.dq_cols() / kBwdDqBoxCols) * kBwdDqBoxBytes);
+    EXPECT_EQ(o.dq_stage % 512, 0u);
+    EXPECT_EQ(kBwdDqBoxBytes % 512, 0u);
   }
 }
 
