@@ -90,7 +90,7 @@ CUtensorMap make_dq_accum_map(float* data, int64_t head_dim, int64_t rows, int64
   const uint64_t row_bytes = static_cast<uint64_t>(head_dim) * sizeof(float);
   cuuint64_t dims[3] = {static_cast<cuuint64_t>(head_dim), static_cast<cuuint64_t>(rows),
                         static_cast<cuuint64_t>(heads)};
-  // A head of one row is never stepped along rows, but the driver wants a stride regardless.
+  // Rows of head_dim floats (a multiple of 8): every stride a multiple of 32 bytes, as TMA wants 16.
   cuuint64_t strides[2] = {row_bytes, static_cast<cuuint64_t>(rows) * row_bytes};
   cuuint32_t box[3] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows), 1};
   cuuint32_t element_strides[3] = {1, 1, 1};
