@@ -114,10 +114,10 @@ def cuda_ms(fn, budget_s):
 
 def graph_capture(fn):
     """fn() captured once in a CUDA graph: (the graph's replay, what the captured call returned,
-    the tensors each replay writes). A replay launches the same kernels on the same memory without
-    the host's per-call work (Python, dispatch, autograd, launch calls). fn runs twice on a side
-    stream first, as capture needs: lazy initialization and the allocator's first allocations
-    must not happen inside the capture."""
+    which are the tensors each replay writes again). A replay launches the same kernels on the
+    same memory without the host's per-call work (Python, dispatch, autograd, launch calls). fn
+    runs twice on a side stream first, as capture needs: lazy initialization and the allocator's
+    first allocations must not happen inside the capture."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
