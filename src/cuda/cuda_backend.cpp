@@ -722,12 +722,8 @@ void run_backward(BackwardPlan& plan, float* workspace, void* stream) {
   params.lse_log2 = params.dvec + plan.dvec_floats;
   // Without query rows there is no dQ, but keys still get their (zero) dK and dV.
   const bool has_queries = plan.dq_floats > 0;
-  if (has_queries) {
-    cuda_check(cudaMemsetAsync(params.dq_accum, 0, plan.dq_floats * sizeof(float),
-                               static_cast<cudaStream_t>(stream)),
-               "cudaMemsetAsync (dQ accumulator)");
-    sm80::backward_preprocess(plan.dtype, params, stream);
-  }
+  // The preprocess also zeroes the dQ accumulator (plan.dq_floats from dq_head_rows).
+  if (has_queries) sm80::backward_preprocess(plan.dtype, params, stream);
   if (params.num_n_blocks > 0) {
     if (plan.sm90) {
       run_backward_main_sm90(plan, stream);

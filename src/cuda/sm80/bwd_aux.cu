@@ -1,7 +1,8 @@
-// The small backward kernels around the main one: D = rowsum(dO * O) and LSE in log2 units before
-// it; after it, the fp32 dQ accumulator scaled and converted to the storage dtype, and (when the
-// main kernel split the query blocks, of every tile or of the last wave's) the fp32 partial dK, dV
-// summed and converted. All are memory-bound and independent of the head-dim bucket.
+// The small backward kernels around the main one: D = rowsum(dO * O), LSE in log2 units and the
+// fp32 dQ accumulator zeroed before it; after it, that accumulator scaled and converted to the
+// storage dtype, and (when the main kernel split the query blocks, of every tile or of the last
+// wave's) the fp32 partial dK, dV summed and converted. All are memory-bound and independent of
+// the head-dim bucket.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -36,7 +37,10 @@ __device__ __forceinline__ void split_row(const ShapeParams& s, int64_t ws_row, 
 /// writes and the lse reads are coalesced, and so are the rows of O and dO in SDPA's [B, H, N, D]
 /// order. One warp per row, as before, left most lanes idle below D = 256 and kept too few bytes
 /// in flight to reach the memory's bandwidth (195 us against FA2's 99 on ViT-B/16's backward).
-template <typename T, int kLanes>
+/// It also zeroes the row's fp32 dQ accumulator (in the workspace's layout, kTiled), which a
+/// memset before it did in a launch of its own; the items run over the workspace's rows, so the
+/// tiled layout's padding rows are zeroed too.
+template <typename T, int kLanes, bool kTiled>
 __global__ void __launch_bounds__(kAuxThreads)
     bwd_preprocess_kernel(const __grid_constant__ BwdParams p) {
   static_assert(kLanes >= 1 && kLanes <= 32 && (kLanes & (kLanes - 1)) == 0);
@@ -44,10 +48,20 @@ __global__ void __launch_bounds__(kAuxThreads)
   const int64_t item = thread / kLanes;
   const int sub = static_cast<int>(thread % kLanes);
   const ShapeParams& s = p.shape;
+  const int64_t rows = p.dq_head_rows;
   // Lanes past the last item still join the shuffles of their group, which never mixes items.
-  const bool valid = item < p.accum_rows * s.heads;
-  const int head = valid ? static_cast<int>(item / p.accum_rows) : 0;
-  const int64_t ws_row = valid ? item % p.accum_rows : 0;
+  const bool in_grid = item < rows * s.heads;
+  const int head = in_grid ? static_cast<int>(item / rows) : 0;
+  const int64_t ws_row = in_grid ? item % rows : 0;
+  const bool valid = in_grid && ws_row < p.accum_rows;
+  if (in_grid) {
+    float* dq = p.dq_accum + head * rows * s.head_dim;
+    for (int col = sub * 8; col < s.head_dim; col += kLanes * 8) {
+      float4* chunk = reinterpret_cast<float4*>(dq + dq_offset<kTiled>(ws_row, col, s.head_dim));
+      chunk[0] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      chunk[1] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+  }
   int64_t seq, row;
   split_row(s, ws_row, seq, row);
   float dot = 0.0f;
@@ -70,11 +84,12 @@ __global__ void __launch_bounds__(kAuxThreads)
     dot += __shfl_xor_sync(0xffffffffu, dot, offset);
   }
   if (valid && sub == 0) {
-    p.dvec[item] = dot;  // item == head * accum_rows + ws_row
+    const int64_t vec = head * p.accum_rows + ws_row;
+    p.dvec[vec] = dot;
     const float lse = p.lse[seq * p.lse_seq_stride + head * p.lse_head_stride +
                             row * p.lse_row_stride];
     // A row that saw no key (lse = -inf) has P = 0 everywhere: +inf makes exp2 give exactly 0.
-    p.lse_log2[item] = lse == -INFINITY ? INFINITY : lse * static_cast<float>(M_LOG2E);
+    p.lse_log2[vec] = lse == -INFINITY ? INFINITY : lse * static_cast<float>(M_LOG2E);
   }
 }
 
@@ -207,10 +222,11 @@ int preprocess_lanes(int head_dim) {
 
 template <typename T, int kLanes>
 void launch_bwd_preprocess(const BwdParams& params, cudaStream_t stream) {
-  const int64_t threads = params.accum_rows * params.shape.heads * kLanes;
+  const int64_t threads = params.dq_head_rows * params.shape.heads * kLanes;
   const int64_t blocks = (threads + kAuxThreads - 1) / kAuxThreads;
-  bwd_preprocess_kernel<T, kLanes>
-      <<<static_cast<unsigned>(blocks), kAuxThreads, 0, stream>>>(params);
+  auto* kernel = params.dq_layout == kDqTiles ? &bwd_preprocess_kernel<T, kLanes, true>
+                                              : &bwd_preprocess_kernel<T, kLanes, false>;
+  kernel<<<static_cast<unsigned>(blocks), kAuxThreads, 0, stream>>>(params);
 }
 
 }  // namespace
