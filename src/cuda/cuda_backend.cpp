@@ -137,6 +137,7 @@ struct DeviceInfo {
   int smem_optin = 0;   ///< shared memory a block may opt into, bytes
   int smem_per_sm = 0;  ///< shared memory of one SM, bytes (CTAs sharing an SM split it)
   int sm_count = 0;     ///< streaming multiprocessors (persistent grids)
+  int l2_bytes = 0;     ///< L2 cache size
 };
 
 DeviceInfo device_info(int device) {
@@ -151,6 +152,7 @@ DeviceInfo device_info(int device) {
   cudaDeviceGetAttribute(&info.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
   cudaDeviceGetAttribute(&info.smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
   cudaDeviceGetAttribute(&info.sm_count, cudaDevAttrMultiProcessorCount, device);
+  cudaDeviceGetAttribute(&info.l2_bytes, cudaDevAttrL2CacheSize, device);
   cache.emplace(device, info);
   return info;
 }
@@ -460,6 +462,20 @@ void with_positive_scale(const Problem& p, Run&& run) {
   cuda_check(cudaFreeAsync(copy, stream), "cudaFreeAsync (negated keys)");
 }
 
+/// Whether the forward's CTAs first ask L2 for their slices of K and V (common/kv_prefetch.cuh):
+/// FLASHVISION_KV_PREFETCH ("auto", "0", "1"); auto: where the problem's K and V take at most half
+/// of the device's L2, so that what the first CTAs ask for is still there when the last ones copy
+/// it, and the mask is not causal (its CTAs see key ranges of different lengths).
+int forward_kv_prefetch(const Problem& p) {
+  const int choice =
+      env_choice("FLASHVISION_KV_PREFETCH", {{"auto", -1}, {"0", 0}, {"1", 1}}, -1, "auto, 0 or 1");
+  if (choice >= 0) return choice;
+  if (p.causal) return 0;
+  const int64_t rows = p.varlen ? p.total_k : p.batch * p.seqlen_k;
+  const int64_t bytes = 2 * rows * p.heads_kv * p.head_dim * 2;  // K and V, 2 bytes an element
+  return bytes <= device_info(p.device_index).l2_bytes / 2 ? 1 : 0;
+}
+
 void forward_sm80(const Problem& p) {
   const int bucket = sm80::head_dim_bucket(p.head_dim);
   sm80::FwdParams params;
@@ -471,6 +487,7 @@ void forward_sm80(const Problem& p) {
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
   params.num_tiles = static_cast<int>(params.num_m_blocks * p.batch * p.heads);
   set_sm80_forward_split(p, bucket, params);
+  params.kv_prefetch = forward_kv_prefetch(p);
   with_split_workspace(p, params, [&] {
     sm80::forward(p.dtype, bucket, params, p.stream);
     combine_split(p.dtype, combine_params(params), p.stream);
@@ -993,6 +1010,7 @@ void forward_sm90(const Problem& p) {
   const FwdSplit split = sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
   set_forward_schedule(params, split, tile, bucket, sm_count);
   params.cross_tile = sm90_cross_tile(p, params, tile) ? 1 : 0;
+  params.kv_prefetch = forward_kv_prefetch(p);
   const int swizzle = sm90::swizzle_bytes(bucket);
   params.tmap_q =
       sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);

@@ -14,6 +14,7 @@
 
 #include "cuda/common/cuda_check.h"
 #include "cuda/common/dtype_map.cuh"
+#include "cuda/common/kv_prefetch.cuh"
 #include "cuda/common/online_softmax.cuh"
 #include "cuda/common/score_mask.cuh"
 #include "cuda/common/tile_io.cuh"
@@ -96,6 +97,17 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
     const T* k_seq = operand_at<const T>(p.k, seq, r.k_begin + key0, head_kv);
     const T* v_seq = operand_at<const T>(p.v, seq, r.k_begin + key0, head_kv);
     const int64_t k_rs = p.k.row_stride, v_rs = p.v.row_stride;
+    if (p.kv_prefetch) {
+      // The CTAs of this key range: the sequence's query blocks times the kv head's query heads.
+      const int q_blocks = (r.q_len + kBlockM - 1) / kBlockM;
+      const int keys = min(n_end - key0, (blocks.end - blocks.begin) * kBlockN);
+      const KeySlice slice = key_slice(keys, m_block + head % s.group * q_blocks, q_blocks * s.group);
+      const int thread = static_cast<int>(threadIdx.x);
+      prefetch_rows_l2(k_seq + slice.first * k_rs, k_rs, slice.count, s.head_dim, thread,
+                       Tr::kThreads);
+      prefetch_rows_l2(v_seq + slice.first * v_rs, v_rs, slice.count, s.head_dim, thread,
+                       Tr::kThreads);
+    }
     using KvStream = TileStream<T, kBlockN, kHeadDim, Tr::kThreads, Tr::kKvSwizzled>;
     const uint32_t k_base = ptx::smem_addr(k_smem), v_base = ptx::smem_addr(v_smem);
     TileStream<T, kBlockM, kHeadDim, Tr::kThreads>::load(ptx::smem_addr(q_smem), q_tile,
