@@ -462,18 +462,32 @@ void with_positive_scale(const Problem& p, Run&& run) {
   cuda_check(cudaFreeAsync(copy, stream), "cudaFreeAsync (negated keys)");
 }
 
-/// Whether the forward's CTAs first ask L2 for their slices of K and V (common/kv_prefetch.cuh):
-/// FLASHVISION_KV_PREFETCH ("auto", "0", "1"); auto: where the problem's K and V take at most half
-/// of the device's L2, so that what the first CTAs ask for is still there when the last ones copy
-/// it, and the mask is not causal (its CTAs see key ranges of different lengths).
-int forward_kv_prefetch(const Problem& p) {
-  const int choice =
-      env_choice("FLASHVISION_KV_PREFETCH", {{"auto", -1}, {"0", 0}, {"1", 1}}, -1, "auto, 0 or 1");
+/// Key blocks a CTA walks from which the sm80 forward's K/V prefetch pays (with one wave).
+constexpr int kPrefetchMinKeyBlocks = 8;
+
+/// Whether the sm80 forward's CTAs ask L2 for their slices of K and V (sm80/fwd_kv_prefetch.cuh):
+/// FLASHVISION_SM80_FWD_KV_PREFETCH ("auto", "0", "1"). auto: where the grid is one wave of CTAs
+/// that each walk at least kPrefetchMinKeyBlocks key blocks, the problem's K and V take at most
+/// half of L2 and the mask is not causal. Measured on the H200 with L2 flushed before each call
+/// (bench/results/2026-11-30-s16): SD 1.5's 32 x 32 level (one wave, 16 key blocks) 39.8 -> 34.0
+/// us; on grids of several waves (SDXL 128 x 128, ViT-B/16) 2-6 % slower, on short key walks
+/// (SD 1.5 16 x 16: 4 blocks; 77-key cross-attention) 5-7 % slower.
+int forward_kv_prefetch(const Problem& p, int bucket, const sm80::FwdParams& params) {
+  const int choice = env_choice("FLASHVISION_SM80_FWD_KV_PREFETCH",
+                                {{"auto", -1}, {"0", 0}, {"1", 1}}, -1, "auto, 0 or 1");
   if (choice >= 0) return choice;
-  if (p.causal) return 0;
+  const sm80::FwdTile tile = sm80::fwd_tile(bucket, params.tile_variant);
+  const int64_t key_blocks =
+      params.split_tile0 < params.num_tiles ? params.split_blocks : ceil_div(p.seqlen_k, tile.block_n);
+  if (p.causal || key_blocks < kPrefetchMinKeyBlocks) return 0;
+  const DeviceInfo info = device_info(p.device_index);
+  const int64_t wave = static_cast<int64_t>(std::max(1, info.sm_count)) *
+                       sm80_forward_ctas_per_sm(p, bucket, params.tile_variant, params.kv_mode);
+  const int64_t ctas = params.split_tile0 +
+                       static_cast<int64_t>(params.num_tiles - params.split_tile0) * params.split_parts;
   const int64_t rows = p.varlen ? p.total_k : p.batch * p.seqlen_k;
   const int64_t bytes = 2 * rows * p.heads_kv * p.head_dim * 2;  // K and V, 2 bytes an element
-  return bytes <= device_info(p.device_index).l2_bytes / 2 ? 1 : 0;
+  return ctas <= wave && bytes <= info.l2_bytes / 2 ? 1 : 0;
 }
 
 void forward_sm80(const Problem& p) {
@@ -487,7 +501,7 @@ void forward_sm80(const Problem& p) {
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
   params.num_tiles = static_cast<int>(params.num_m_blocks * p.batch * p.heads);
   set_sm80_forward_split(p, bucket, params);
-  params.kv_prefetch = forward_kv_prefetch(p);
+  params.kv_prefetch = forward_kv_prefetch(p, bucket, params);
   with_split_workspace(p, params, [&] {
     sm80::forward(p.dtype, bucket, params, p.stream);
     combine_split(p.dtype, combine_params(params), p.stream);
@@ -1010,7 +1024,6 @@ void forward_sm90(const Problem& p) {
   const FwdSplit split = sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
   set_forward_schedule(params, split, tile, bucket, sm_count);
   params.cross_tile = sm90_cross_tile(p, params, tile) ? 1 : 0;
-  params.kv_prefetch = forward_kv_prefetch(p);
   const int swizzle = sm90::swizzle_bytes(bucket);
   params.tmap_q =
       sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);

@@ -14,12 +14,12 @@
 
 #include "cuda/common/cuda_check.h"
 #include "cuda/common/dtype_map.cuh"
-#include "cuda/common/kv_prefetch.cuh"
 #include "cuda/common/online_softmax.cuh"
 #include "cuda/common/score_mask.cuh"
 #include "cuda/common/tile_io.cuh"
 #include "cuda/common/warp_gemm.cuh"
 #include "cuda/common/warp_gemm_swizzled.cuh"
+#include "cuda/sm80/fwd_kv_prefetch.cuh"
 #include "cuda/sm80/fwd_kv_stream.cuh"
 #include "cuda/sm80/fwd_split_unit.cuh"
 #include "cuda/sm80/launch.h"
@@ -97,17 +97,6 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
     const T* k_seq = operand_at<const T>(p.k, seq, r.k_begin + key0, head_kv);
     const T* v_seq = operand_at<const T>(p.v, seq, r.k_begin + key0, head_kv);
     const int64_t k_rs = p.k.row_stride, v_rs = p.v.row_stride;
-    if (p.kv_prefetch) {
-      // The CTAs of this key range: the sequence's query blocks times the kv head's query heads.
-      const int q_blocks = (r.q_len + kBlockM - 1) / kBlockM;
-      const int keys = min(n_end - key0, (blocks.end - blocks.begin) * kBlockN);
-      const KeySlice slice = key_slice(keys, m_block + head % s.group * q_blocks, q_blocks * s.group);
-      const int thread = static_cast<int>(threadIdx.x);
-      prefetch_rows_l2(k_seq + slice.first * k_rs, k_rs, slice.count, s.head_dim, thread,
-                       Tr::kThreads);
-      prefetch_rows_l2(v_seq + slice.first * v_rs, v_rs, slice.count, s.head_dim, thread,
-                       Tr::kThreads);
-    }
     using KvStream = TileStream<T, kBlockN, kHeadDim, Tr::kThreads, Tr::kKvSwizzled>;
     const uint32_t k_base = ptx::smem_addr(k_smem), v_base = ptx::smem_addr(v_smem);
     TileStream<T, kBlockM, kHeadDim, Tr::kThreads>::load(ptx::smem_addr(q_smem), q_tile,
@@ -116,6 +105,19 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
     int n0 = (blocks.end - blocks.begin - 1) * kBlockN;
     KvStream::load(k_base, k_seq + n0 * k_rs, k_rs, k_len - n0, s.head_dim, p.k.data);
     ptx::cp_async_commit();
+    if (p.kv_prefetch) {
+      // After the first copies, which the CTA waits for first. The slices split the key range
+      // among the CTAs that walk it: the sequence's query blocks times the kv head's query heads.
+      const int q_blocks = (r.q_len + kBlockM - 1) / kBlockM;
+      const int keys = min(n_end - key0, (blocks.end - blocks.begin) * kBlockN);
+      const KeySlice slice =
+          key_slice(keys, m_block + head % s.group * q_blocks, q_blocks * s.group);
+      const int thread = static_cast<int>(threadIdx.x);
+      prefetch_rows_l2<T, kHeadDim, Tr::kThreads>(k_seq + slice.first * k_rs, k_rs, slice.count,
+                                                  s.head_dim, thread);
+      prefetch_rows_l2<T, kHeadDim, Tr::kThreads>(v_seq + slice.first * v_rs, v_rs, slice.count,
+                                                  s.head_dim, thread);
+    }
     const uint32_t q_warp = ptx::smem_addr(q_smem + warp_row0 * kLd);
     // Walking from the last block down puts the blocks that need masking first (a split tile's
     // partial last key block is in its last part).

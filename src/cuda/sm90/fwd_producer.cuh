@@ -4,7 +4,6 @@
 // overlap the current tile's last GEMMs and its epilogue.
 #pragma once
 
-#include "cuda/common/kv_prefetch.cuh"
 #include "cuda/sm90/fwd_traits.cuh"
 #include "cuda/sm90/ptx_sm90.cuh"
 
@@ -22,30 +21,6 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap* map, 
   }
 }
 
-/// Asks L2 for this CTA's slice of unit w's K and V blocks (common/kv_prefetch.cuh): the blocks
-/// split among the units of the sequence's query blocks and of the kv head's query heads, which
-/// the schedule runs side by side.
-template <int kHeadDim, int kBlockM, int kBlockN>
-__device__ __forceinline__ void prefetch_key_slice(const FwdParams& p, const WorkTile& w) {
-  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
-  const int q_blocks = (w.rows.q_len + Tr::kBlockM - 1) / Tr::kBlockM;
-  const int group = p.shape.group;
-  const KeySlice slice =
-      key_slice(w.n_blocks, w.m0 / Tr::kBlockM + w.head % group * q_blocks, q_blocks * group);
-  for (int j = 0; j < slice.count; ++j) {
-    const int key_row =
-        static_cast<int>(w.rows.k_begin) + (w.n_block0 + slice.first + j) * Tr::kBlockN;
-#pragma unroll
-    for (int panel = 0; panel < Tr::kPanels; ++panel) {
-      tma_prefetch_4d(&p.tmap_k, panel * Tr::kPanelCols, key_row, w.head_kv, w.seq_coord);
-    }
-#pragma unroll
-    for (int panel = 0; panel < Tr::kPanelsV; ++panel) {
-      tma_prefetch_4d(&p.tmap_v, panel * Tr::kPanelCols, key_row, w.head_kv, w.seq_coord);
-    }
-  }
-}
-
 template <int kHeadDim, int kBlockM, int kBlockN>
 __device__ __forceinline__ void produce(const FwdParams& p,
                                         const SmemLayout<kHeadDim, kBlockM, kBlockN>& smem) {
@@ -57,7 +32,6 @@ __device__ __forceinline__ void produce(const FwdParams& p,
     const WorkTile w = locate_work<kHeadDim, kBlockM, kBlockN>(p, unit);
     // Tiles without rows or keys load nothing (their consumers only write zeros).
     if (!w.has_rows() || w.n_blocks == 0) continue;
-    if (p.kv_prefetch) prefetch_key_slice<kHeadDim, kBlockM, kBlockN>(p, w);
     mbarrier_wait(smem.q_empty(), (q_round & 1) ^ 1);
     mbarrier_arrive_expect_tx(smem.q_full(), Tr::kQBytes);
     load_tile<kHeadDim, kBlockM, kBlockN, Tr::kBlockM, Tr::kPanels>(

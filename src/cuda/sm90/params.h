@@ -36,10 +36,6 @@ struct FwdParams {
   int split_rows = 0;  ///< query rows of a tile (kBlockM)
   int split_cols = 0;  ///< columns of V and O (kHeadDimV)
   int v_col0 = 0;      ///< first column of V and O this launch covers (head dims above 256)
-  /// 1: the producer first asks L2 for its slice of each unit's K and V blocks
-  /// (common/kv_prefetch.cuh), split among the units of the sequence's query blocks and the kv
-  /// head's query heads.
-  int kv_prefetch = 0;
   CUtensorMap tmap_q;  ///< box: one swizzle panel x kBlockM rows
   CUtensorMap tmap_k;  ///< box: one swizzle panel x kBlockN rows
   CUtensorMap tmap_v;

@@ -60,16 +60,6 @@ __device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
 
-/// Asks L2 for the box at coordinates (c0 innermost .. c3) of a rank-4 tensor map, the lines
-/// tma_load_4d would read, without a destination or a barrier.
-__device__ __forceinline__ void tma_prefetch_4d(const CUtensorMap* map, int c0, int c1, int c2,
-                                                int c3) {
-  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n" ::"l"(
-                   reinterpret_cast<uint64_t>(map)),
-               "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-               : "memory");
-}
-
 /// Loads the box at coordinates (c0 innermost .. c3) of a rank-4 tensor map into shared memory at
 /// `dst`, completing `bytes` of transactions on `bar`. Out-of-range elements are zero-filled.
 __device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap* map, int c0, int c1,
