@@ -412,7 +412,6 @@ __device__ __forceinline__ void probabilities_and_ds_split(const BwdParams& p,
   const int query0 = (group_warp / kGrid.row_warps) * kNT * 8;
   float acc[kMT][kNT][4];
   clear(acc);
-  float2 dvec[kNT];  // the second group's D of its queries
   if (scores_group) {
     keys_by_queries<Tr>(acc, sm.k + key0 * Tr::kLd, sm.q + query0 * Tr::kLdQ, lane);
     float2 lse_log2[kNT];
@@ -434,13 +433,14 @@ __device__ __forceinline__ void probabilities_and_ds_split(const BwdParams& p,
     }
   } else {
     keys_by_queries<Tr>(acc, sm.v + key0 * Tr::kLd, sm.dout + query0 * Tr::kLdQ, lane);
+  }
+  __syncthreads();  // the first group's P^T is in
+  if (!scores_group) {
+    float2 dvec[kNT];
 #pragma unroll
     for (int n = 0; n < kNT; ++n) {
       dvec[n] = *reinterpret_cast<const float2*>(sm.dvec + query0 + n * 8 + 2 * (lane % 4));
     }
-  }
-  __syncthreads();  // the first group's P^T is in
-  if (!scores_group) {
     write_ds_from_probabilities<T, kMT, kNT, Tr::kLdM>(acc, dvec, sm.pt, sm.dst, key0, query0,
                                                        lane);
   }
@@ -836,6 +836,9 @@ __device__ __forceinline__ void bwd_key_block_groups(const BwdParams& p,
     float dp[Tr::kSdpHalf.m_tiles][Tr::kSdpHalf.n_tiles][4];
     if (group == 0) {
       group_probabilities(p, cur, r, n0, m0, group_warp, lane);
+      // Defined on this path too: undefined here, dp counted as live through the S group's whole
+      // GEMM and softmax, and the kernels spilled (D = 128: 36 -> 280 bytes).
+      clear(dp);
     } else {
       group_dp(dp, cur, group_warp, lane);
     }
