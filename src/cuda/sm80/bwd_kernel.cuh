@@ -848,6 +848,12 @@ __device__ __forceinline__ void bwd_key_block_groups(const BwdParams& p,
       if constexpr (kTwoSlots) {
         ptx::named_barrier_sync(2, Tr::kThreads);  // the dP group's dS^T is in
         accumulate_dq<T, kHeadDim, kVariant, true>(p, cur, r, head, m0, group);
+      } else {
+        // Orders nothing: it gives the S group as many barriers per step as the dP group (its
+        // barrier 3). With one fewer, racecheck reported the dP group's reads of Q for dK against
+        // the next step's Q copies, which the step's last __syncthreads orders (SASS:
+        // bench/results/2026-11-30-s16).
+        ptx::named_barrier_sync(4, Tr::kThreads / 2);
       }
     } else {
       group_ds(dp, cur, group_warp, lane);
