@@ -122,12 +122,6 @@ __device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-/// __syncthreads() for warps that reach it at different instructions (branches that are uniform
-/// per warp): the non-.aligned barrier, whose arrivals are counted per warp.
-__device__ __forceinline__ void cta_barrier_per_warp() {
-  asm volatile("barrier.sync 0;\n" ::: "memory");
-}
-
 /// Counts this thread towards hardware barrier `id` of `threads` threads without waiting.
 __device__ __forceinline__ void named_barrier_arrive(uint32_t id, uint32_t threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");

@@ -393,10 +393,11 @@ __device__ __forceinline__ void group_ds(
 }
 
 /// P^T and dS^T of one query block with the warps in two groups (kRolesSplitSdp): the first
-/// computes S^T and writes P^T, the second computes dP^T, waits on hardware barrier 1 for P^T and
-/// writes dS^T. Each GEMM spreads over half of the warps with larger warp tiles, so K, V, Q and
-/// dO are each loaded by fewer warps: a quarter to a third fewer shared-memory loads in this
-/// phase, which issues most of the step's ldmatrix traffic.
+/// computes S^T and writes P^T, the second computes dP^T and, after the barrier that publishes P^T
+/// (one that both groups reach at one instruction, as in bwd_key_block_groups), writes dS^T. Each
+/// GEMM spreads over half of the warps with larger warp tiles, so K, V, Q and dO are each loaded by
+/// fewer warps: a quarter to a third fewer shared-memory loads in this phase, which issues most of
+/// the step's ldmatrix traffic.
 template <typename T, int kHeadDim, int kVariant>
 __device__ __forceinline__ void probabilities_and_ds_split(const BwdParams& p,
                                                            const BwdSmem<T, kHeadDim, kVariant>& sm,
@@ -430,15 +431,16 @@ __device__ __forceinline__ void probabilities_and_ds_split(const BwdParams& p,
       write_probabilities<T, kMT, kNT, Tr::kLdM, false>(acc, lse_log2, sh.scale_log2, sm.pt, key0,
                                                         query0, key_end, sh.causal, diag, lane);
     }
-    ptx::named_barrier_arrive(1, Tr::kThreads);
   } else {
     keys_by_queries<Tr>(acc, sm.v + key0 * Tr::kLd, sm.dout + query0 * Tr::kLdQ, lane);
+  }
+  __syncthreads();  // the first group's P^T is in
+  if (!scores_group) {
     float2 dvec[kNT];
 #pragma unroll
     for (int n = 0; n < kNT; ++n) {
       dvec[n] = *reinterpret_cast<const float2*>(sm.dvec + query0 + n * 8 + 2 * (lane % 4));
     }
-    ptx::named_barrier_sync(1, Tr::kThreads);  // the first group's P^T is in
     write_ds_from_probabilities<T, kMT, kNT, Tr::kLdM>(acc, dvec, sm.pt, sm.dst, key0, query0,
                                                        lane);
   }
@@ -827,18 +829,33 @@ __device__ __forceinline__ void bwd_key_block_groups(const BwdParams& p,
     }
     // dV = P^T dO, dK = dS^T Q: the group's operand B is dO or Q.
     const T* b_tile = group == 0 ? cur.dout : cur.q;
+    // The barrier that publishes P^T sits where both groups reach it at one instruction: reached
+    // from each group's branch (a per-warp barrier at two instructions), racecheck reported the
+    // dP group's reads of Q for dK against the next step's Q copies on the far side of the step's
+    // last barrier (bench/results/2026-11-30-s16). The dP group's dP^T lives across it.
+    float dp[Tr::kSdpHalf.m_tiles][Tr::kSdpHalf.n_tiles][4];
     if (group == 0) {
       group_probabilities(p, cur, r, n0, m0, group_warp, lane);
-      ptx::cta_barrier_per_warp();  // P^T complete (the dP group has its dP^T)
+      // Defined on this path too: undefined here, dp counted as live through the S group's whole
+      // GEMM and softmax, and the kernels spilled (D = 128: 36 -> 280 bytes).
+      clear(dp);
+    } else {
+      group_dp(dp, cur, group_warp, lane);
+    }
+    __syncthreads();  // P^T complete (the dP group has its dP^T)
+    if (group == 0) {
       probs_by_query_rows<Tr>(acc, a_warp, b_tile, dim0, lane);
       if constexpr (kTwoSlots) {
         ptx::named_barrier_sync(2, Tr::kThreads);  // the dP group's dS^T is in
         accumulate_dq<T, kHeadDim, kVariant, true>(p, cur, r, head, m0, group);
+      } else {
+        // Orders nothing: it gives the S group as many barriers per step as the dP group (its
+        // barrier 3). With one fewer, racecheck reported the dP group's reads of Q for dK against
+        // the next step's Q copies, which the step's last __syncthreads orders (SASS:
+        // bench/results/2026-11-30-s16).
+        ptx::named_barrier_sync(4, Tr::kThreads / 2);
       }
     } else {
-      float dp[Tr::kSdpHalf.m_tiles][Tr::kSdpHalf.n_tiles][4];
-      group_dp(dp, cur, group_warp, lane);
-      ptx::cta_barrier_per_warp();  // P^T complete
       group_ds(dp, cur, group_warp, lane);
       if constexpr (kTwoSlots) ptx::named_barrier_arrive(2, Tr::kThreads);
       ptx::named_barrier_sync(3, Tr::kThreads / 2);  // the group's dS^T complete for its dK
