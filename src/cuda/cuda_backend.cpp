@@ -137,6 +137,7 @@ struct DeviceInfo {
   int smem_optin = 0;   ///< shared memory a block may opt into, bytes
   int smem_per_sm = 0;  ///< shared memory of one SM, bytes (CTAs sharing an SM split it)
   int sm_count = 0;     ///< streaming multiprocessors (persistent grids)
+  int l2_bytes = 0;     ///< L2 cache size
 };
 
 DeviceInfo device_info(int device) {
@@ -151,6 +152,7 @@ DeviceInfo device_info(int device) {
   cudaDeviceGetAttribute(&info.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
   cudaDeviceGetAttribute(&info.smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
   cudaDeviceGetAttribute(&info.sm_count, cudaDevAttrMultiProcessorCount, device);
+  cudaDeviceGetAttribute(&info.l2_bytes, cudaDevAttrL2CacheSize, device);
   cache.emplace(device, info);
   return info;
 }
@@ -460,6 +462,34 @@ void with_positive_scale(const Problem& p, Run&& run) {
   cuda_check(cudaFreeAsync(copy, stream), "cudaFreeAsync (negated keys)");
 }
 
+/// Key blocks a CTA walks from which the sm80 forward's K/V prefetch pays (with one wave).
+constexpr int kPrefetchMinKeyBlocks = 8;
+
+/// Whether the sm80 forward's CTAs ask L2 for their slices of K and V (sm80/fwd_kv_prefetch.cuh):
+/// FLASHVISION_SM80_FWD_KV_PREFETCH ("auto", "0", "1"). auto: where the grid is one wave of CTAs
+/// that each walk at least kPrefetchMinKeyBlocks key blocks, the problem's K and V take at most
+/// half of L2 and the mask is not causal. Measured on the H200 with L2 flushed before each call
+/// (bench/results/2026-11-30-s16): SD 1.5's 32 x 32 level (one wave, 16 key blocks) 39.8 -> 34.0
+/// us; on grids of several waves (SDXL 128 x 128, ViT-B/16) 2-6 % slower, on short key walks
+/// (SD 1.5 16 x 16: 4 blocks; 77-key cross-attention) 5-7 % slower.
+int forward_kv_prefetch(const Problem& p, int bucket, const sm80::FwdParams& params) {
+  const int choice = env_choice("FLASHVISION_SM80_FWD_KV_PREFETCH",
+                                {{"auto", -1}, {"0", 0}, {"1", 1}}, -1, "auto, 0 or 1");
+  if (choice >= 0) return choice;
+  const sm80::FwdTile tile = sm80::fwd_tile(bucket, params.tile_variant);
+  const int64_t key_blocks =
+      params.split_tile0 < params.num_tiles ? params.split_blocks : ceil_div(p.seqlen_k, tile.block_n);
+  if (p.causal || key_blocks < kPrefetchMinKeyBlocks) return 0;
+  const DeviceInfo info = device_info(p.device_index);
+  const int64_t wave = static_cast<int64_t>(std::max(1, info.sm_count)) *
+                       sm80_forward_ctas_per_sm(p, bucket, params.tile_variant, params.kv_mode);
+  const int64_t ctas = params.split_tile0 +
+                       static_cast<int64_t>(params.num_tiles - params.split_tile0) * params.split_parts;
+  const int64_t rows = p.varlen ? p.total_k : p.batch * p.seqlen_k;
+  const int64_t bytes = 2 * rows * p.heads_kv * p.head_dim * 2;  // K and V, 2 bytes an element
+  return ctas <= wave && bytes <= info.l2_bytes / 2 ? 1 : 0;
+}
+
 void forward_sm80(const Problem& p) {
   const int bucket = sm80::head_dim_bucket(p.head_dim);
   sm80::FwdParams params;
@@ -471,6 +501,7 @@ void forward_sm80(const Problem& p) {
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
   params.num_tiles = static_cast<int>(params.num_m_blocks * p.batch * p.heads);
   set_sm80_forward_split(p, bucket, params);
+  params.kv_prefetch = forward_kv_prefetch(p, bucket, params);
   with_split_workspace(p, params, [&] {
     sm80::forward(p.dtype, bucket, params, p.stream);
     combine_split(p.dtype, combine_params(params), p.stream);

@@ -19,6 +19,7 @@
 #include "cuda/common/tile_io.cuh"
 #include "cuda/common/warp_gemm.cuh"
 #include "cuda/common/warp_gemm_swizzled.cuh"
+#include "cuda/sm80/fwd_kv_prefetch.cuh"
 #include "cuda/sm80/fwd_kv_stream.cuh"
 #include "cuda/sm80/fwd_split_unit.cuh"
 #include "cuda/sm80/launch.h"
@@ -104,6 +105,19 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
     int n0 = (blocks.end - blocks.begin - 1) * kBlockN;
     KvStream::load(k_base, k_seq + n0 * k_rs, k_rs, k_len - n0, s.head_dim, p.k.data);
     ptx::cp_async_commit();
+    if (p.kv_prefetch) {
+      // After the first copies, which the CTA waits for first. The slices split the key range
+      // among the CTAs that walk it: the sequence's query blocks times the kv head's query heads.
+      const int q_blocks = (r.q_len + kBlockM - 1) / kBlockM;
+      const int keys = min(n_end - key0, (blocks.end - blocks.begin) * kBlockN);
+      const KeySlice slice =
+          key_slice(keys, m_block + head % s.group * q_blocks, q_blocks * s.group);
+      const int thread = static_cast<int>(threadIdx.x);
+      prefetch_rows_l2<T, kHeadDim, Tr::kThreads>(k_seq + slice.first * k_rs, k_rs, slice.count,
+                                                  s.head_dim, thread);
+      prefetch_rows_l2<T, kHeadDim, Tr::kThreads>(v_seq + slice.first * v_rs, v_rs, slice.count,
+                                                  s.head_dim, thread);
+    }
     const uint32_t q_warp = ptx::smem_addr(q_smem + warp_row0 * kLd);
     // Walking from the last block down puts the blocks that need masking first (a split tile's
     // partial last key block is in its last part).

@@ -58,6 +58,10 @@ struct FwdParams {
   float* split_lse = nullptr;
   int split_rows = 0;  ///< the tile's block_m
   int split_cols = 0;  ///< the head-dim bucket
+  /// 1: each CTA asks L2 for its slice of its key range's K and V after its first copies
+  /// (fwd_kv_prefetch.cuh), the slices split among the CTAs of the sequence's query blocks and
+  /// the kv head's query heads.
+  int kv_prefetch = 0;
 };
 
 /// Shared-memory layout of the forward's K and V tiles (fwd_kv_stream.cuh, fwd_kernel.cuh):
