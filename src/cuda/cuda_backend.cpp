@@ -477,14 +477,16 @@ int forward_kv_prefetch(const Problem& p, int bucket, const sm80::FwdParams& par
                                 {{"auto", -1}, {"0", 0}, {"1", 1}}, -1, "auto, 0 or 1");
   if (choice >= 0) return choice;
   const sm80::FwdTile tile = sm80::fwd_tile(bucket, params.tile_variant);
-  const int64_t key_blocks =
-      params.split_tile0 < params.num_tiles ? params.split_blocks : ceil_div(p.seqlen_k, tile.block_n);
+  const int64_t key_blocks = params.split_tile0 < params.num_tiles
+                                 ? params.split_blocks
+                                 : ceil_div(p.seqlen_k, tile.block_n);
   if (p.causal || key_blocks < kPrefetchMinKeyBlocks) return 0;
   const DeviceInfo info = device_info(p.device_index);
   const int64_t wave = static_cast<int64_t>(std::max(1, info.sm_count)) *
                        sm80_forward_ctas_per_sm(p, bucket, params.tile_variant, params.kv_mode);
-  const int64_t ctas = params.split_tile0 +
-                       static_cast<int64_t>(params.num_tiles - params.split_tile0) * params.split_parts;
+  const int64_t ctas =
+      params.split_tile0 +
+      static_cast<int64_t>(params.num_tiles - params.split_tile0) * params.split_parts;
   const int64_t rows = p.varlen ? p.total_k : p.batch * p.seqlen_k;
   const int64_t bytes = 2 * rows * p.heads_kv * p.head_dim * 2;  // K and V, 2 bytes an element
   return ctas <= wave && bytes <= info.l2_bytes / 2 ? 1 : 0;

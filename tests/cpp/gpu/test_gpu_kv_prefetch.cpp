@@ -1,12 +1,13 @@
 // The sm80 forward's L2 prefetch of K and V (sm80/fwd_kv_prefetch.cuh), on, off and as the host
-// picks (FLASHVISION_SM80_FWD_KV_PREFETCH), against the float64 reference. The prefetch only asks L2 for lines,
-// so a wrong slice cannot change a result; what these cases catch is a prefetch outside the keys'
-// rows or a slice computation that faults (the GpuSanitize cases that compute-sanitizer runs are
-// small enough for auto to turn it on), and that both settings keep every feature of the forward: several query blocks sharing a head's
-// slices, GQA (the heads of a group share them too), keys that end inside a block, cross-attention
-// widths, head dims below their bucket, varlen with empty and one-row sequences, a causal mask
-// (which auto leaves off), strides of the torch layout with padded rows, and split tiles (each
-// part prefetches its own key range).
+// picks (FLASHVISION_SM80_FWD_KV_PREFETCH), against the float64 reference. The prefetch only asks
+// L2 for lines, so a wrong slice cannot change a result; what these cases catch is a prefetch
+// outside the keys' rows or a slice computation that faults (the GpuSanitize cases that
+// compute-sanitizer runs are small enough for auto to turn it on), and that both settings keep
+// every feature of the forward: several query blocks sharing a head's slices, GQA (the heads of a
+// group share them too), keys that end inside a block, cross-attention widths, head dims below
+// their bucket, varlen with empty and one-row sequences, a causal mask (which auto leaves off),
+// strides of the torch layout with padded rows, and split tiles (each part prefetches its own key
+// range).
 #include <gtest/gtest.h>
 
 #include <string>
