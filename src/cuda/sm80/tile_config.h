@@ -173,12 +173,23 @@ constexpr WarpGrid warp_grid(int rows, int cols, int warps, int only_row_warps =
 
 /// Whether the backward keeps its Q and dO tiles unpadded and XOR-swizzled in shared memory
 /// (warp_gemm_swizzled.cuh): rows of whole 128-byte lines, copied in passes of a multiple of 4 rows
-/// by all 256 threads of every tile variant. They are the tiles copied on every step; into padded
-/// rows each 8-thread copy group writes two 128-byte lines in 7 rows of 8 (the forward's K/V copies
-/// measured 2.1x the ideal shared-memory wavefronts). On the H200 (bench/results/2026-11-30-s13):
-/// fwd+bwd +3-4 % at D = 64, +0.6-1.6 % at 128, +3-4 % at 256. K and V, copied once per key block,
-/// stay padded, and so does bucket 512, whose GPU tests did not run with the swizzle.
-constexpr bool bwd_query_swizzled(int head_dim) { return head_dim % 64 == 0 && head_dim <= 256; }
+/// by all threads of every tile variant (TileStream's condition). They are the tiles copied on
+/// every step; into padded rows each 8-thread copy group writes two 128-byte lines in 7 rows of 8
+/// (the forward's K/V copies measured 2.1x the ideal shared-memory wavefronts). On the H200
+/// (bench/results/2026-11-30-s13): fwd+bwd +3-4 % at D = 64, +0.6-1.6 % at 128, +3-4 % at 256.
+/// That leaves buckets 64, 128 and 256: a row of D = 192 is 24 16-byte chunks, which 256 threads
+/// do not cover in whole rows. K and V, copied once per key block, stay padded, and so does bucket
+/// 512, whose GPU tests did not run with the swizzle.
+constexpr bool bwd_query_swizzled(int head_dim) {
+  if (head_dim % 64 != 0 || head_dim > 256) return false;
+  const int chunks = head_dim / 8;
+  for (int variant = 0; variant < kBwdTileVariants; ++variant) {
+    const BwdTile t = bwd_tile(head_dim, variant);
+    const int threads = t.warps * 32;
+    if (t.block_m != 0 && (threads % chunks != 0 || (threads / chunks) % 4 != 0)) return false;
+  }
+  return true;
+}
 
 /// Row pitch in elements of the backward's Q and dO tiles.
 constexpr int bwd_query_pitch(int head_dim) {

@@ -159,11 +159,13 @@ TEST(BwdTileVariant, SharedMemoryOfTheSecondSlot) {
 }
 
 TEST(BwdQuerySwizzle, WholeLineRowsOnly) {
-  // Q and dO rows of whole 128-byte lines are swizzled (pitch = head dim) up to D = 256, the others
-  // padded by 16 bytes; every swizzled slot keeps the 128-byte alignment the swizzle's XOR needs.
+  // Q and dO rows of whole 128-byte lines that the tile's threads copy in whole rows, 4k rows a
+  // pass, are swizzled (pitch = head dim): D = 64, 128 and 256, not 192 (24 chunks a row) or 512.
+  // The others are padded by 16 bytes; every swizzled slot keeps the 128-byte alignment the
+  // swizzle's XOR needs.
   for (int dim : kHeadDimBuckets) {
     SCOPED_TRACE("head dim " + std::to_string(dim));
-    const bool whole_lines = dim % 64 == 0 && dim <= 256;
+    const bool whole_lines = dim == 64 || dim == 128 || dim == 256;
     EXPECT_EQ(bwd_query_swizzled(dim), whole_lines);
     EXPECT_EQ(bwd_query_pitch(dim), whole_lines ? dim : dim + 8);
     for (int variant = 0; variant < detail::sm80::kBwdTileVariants; ++variant) {
