@@ -20,6 +20,8 @@ from ._frontend import (
 )
 
 __version__ = _C.__version__
+# The git commit the extension was built from ("<sha>[-dirty]" or "unknown").
+__build_commit__ = _C.__build_commit__
 
 __all__ = [
     "Error",

@@ -361,6 +361,7 @@ std::vector<std::string> compiled_backend_names() {
 NB_MODULE(_C, m) {
   m.doc() = "flashvision's C++ core over DLPack (use the functions of the flashvision package)";
   m.attr("__version__") = flashvision::kVersion;
+  m.attr("__build_commit__") = flashvision::build_commit();
   nb::exception<Error>(m, "Error", PyExc_ValueError);
 
   m.def("forward", &forward, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"),

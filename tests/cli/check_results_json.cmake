@@ -6,6 +6,15 @@ foreach(key date host gpu driver cuda torch cudnn commit command)
     message(FATAL_ERROR "meta.${key} is missing: ${missing}")
   endif()
 endforeach()
+# The library's build commit (cmake/BuildCommit.cmake): a 40-digit sha, maybe "-dirty", or "unknown".
+string(JSON build_commit GET "${json}" meta build_commit)
+string(REGEX REPLACE "-dirty$" "" build_sha "${build_commit}")
+string(LENGTH "${build_sha}" build_sha_length)
+if(NOT build_commit STREQUAL "unknown" AND
+   NOT (build_sha MATCHES "^[0-9a-f]+$" AND build_sha_length EQUAL 40))
+  message(FATAL_ERROR "meta.build_commit is '${build_commit}', expected a 40-digit sha (maybe "
+                      "with -dirty) or unknown")
+endif()
 string(JSON count LENGTH "${json}" records)
 if(NOT count EQUAL 4)
   message(FATAL_ERROR "expected 4 records (flashvision and naive, fwd and fwd+bwd), got ${count}")

@@ -5,6 +5,7 @@ machine (see the module's --help)."""
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -42,6 +43,9 @@ def test_run_succeeds_and_meta_is_complete(cpu_run):
     assert meta["torch"] == torch.__version__
     assert meta["command"].startswith("python") and f"--shape {SHAPE}" in meta["command"]
     assert meta["seed"] == 7
+    # The extension's own build commit, whatever checkout the run happens in.
+    assert meta["build_commit"] == flashvision.__build_commit__
+    assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?|unknown", meta["build_commit"])
 
 
 @pytest.mark.parametrize("pass_", ["fwd", "fwd+bwd"])

@@ -26,7 +26,8 @@ std::string cuda_bench_status() {
 }  // namespace
 
 int run_info() {
-  std::cout << "flashvision " << kVersion << "\n\nbackends compiled in:\n";
+  std::cout << "flashvision " << kVersion << " (built from " << build_commit()
+            << ")\n\nbackends compiled in:\n";
   for (const Backend backend : compiled_backends()) {
     std::string kernel;
     try {

@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (command == "--version") {
-      std::cout << "flashvision " << flashvision::kVersion << '\n';
+      std::cout << "flashvision " << flashvision::kVersion << " (built from "
+                << flashvision::build_commit() << ")\n";
       return 0;
     }
     throw flashvision::tool::UsageError("unknown command '" + command +

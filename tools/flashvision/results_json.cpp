@@ -24,6 +24,7 @@ std::string meta_json(const RunMeta& meta) {
   w.key("commit_dirty").value(meta.commit_dirty);
   w.key("command").value(meta.command);
   w.key("flashvision").value(kVersion);
+  w.key("build_commit").value(build_commit());
   w.key("devices").begin_array();
   for (const std::string& line : meta.devices) w.value(line);
   w.end_array();

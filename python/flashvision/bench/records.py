@@ -52,6 +52,7 @@ def make_meta(device, command, seed, threads, timer, rounds=1):
         "commit": git_commit(),
         "command": command,
         "flashvision": flashvision.__version__,
+        "build_commit": flashvision.__build_commit__,
         "devices": flashvision.describe_devices(),
         "threads": threads,
         "timer": timer,
