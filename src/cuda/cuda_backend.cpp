@@ -484,12 +484,10 @@ int forward_kv_prefetch(const Problem& p, int bucket, const sm80::FwdParams& par
   const DeviceInfo info = device_info(p.device_index);
   const int64_t wave = static_cast<int64_t>(std::max(1, info.sm_count)) *
                        sm80_forward_ctas_per_sm(p, bucket, params.tile_variant, params.kv_mode);
-  const int64_t ctas =
-      params.split_tile0 +
-      static_cast<int64_t>(params.num_tiles - params.split_tile0) * params.split_parts;
   const int64_t rows = p.varlen ? p.total_k : p.batch * p.seqlen_k;
-  const int64_t bytes = 2 * rows * p.heads_kv * p.head_dim * 2;  // K and V, 2 bytes an element
-  return ctas <= wave && bytes <= info.l2_bytes / 2 ? 1 : 0;
+  const int64_t kv_bytes =
+      2 * rows * p.heads_kv * p.head_dim * static_cast<int64_t>(element_size(p.dtype));
+  return sm80::forward_ctas(params) <= wave && kv_bytes <= info.l2_bytes / 2 ? 1 : 0;
 }
 
 void forward_sm80(const Problem& p) {

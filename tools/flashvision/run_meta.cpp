@@ -1,5 +1,5 @@
 // Run metadata. The commit comes from `git rev-parse HEAD` in the source tree at run time (popen),
-// falling back to the commit CMake saw at configure time (FLASHVISION_GIT_COMMIT).
+// falling back to the commit the library was built from (flashvision::build_commit()).
 #include "run_meta.h"
 
 #include <array>
@@ -13,9 +13,6 @@
 
 #ifndef FLASHVISION_SOURCE_DIR
 #define FLASHVISION_SOURCE_DIR "."
-#endif
-#ifndef FLASHVISION_GIT_COMMIT
-#define FLASHVISION_GIT_COMMIT ""
 #endif
 
 namespace flashvision::tool {
@@ -102,7 +99,10 @@ RunMeta collect_run_meta(const BenchDevice& device, const std::vector<std::strin
       }
     }
   }
-  if (!meta.commit && is_sha(FLASHVISION_GIT_COMMIT)) meta.commit = FLASHVISION_GIT_COMMIT;
+  if (!meta.commit) {
+    const std::string built = std::string(build_commit()).substr(0, 40);
+    if (is_sha(built)) meta.commit = built;
+  }
   return meta;
 }
 

@@ -231,10 +231,7 @@ void launch_fwd(const FwdParams& params, cudaStream_t stream) {
   using Tr = FwdTraits<kHeadDim, kVariant, kKvMode>;
   constexpr int kSmem = static_cast<int>(fwd_smem_bytes(kHeadDim, kVariant));
   auto* kernel = configured_fwd_kernel<T, kHeadDim, kVariant, kKvMode>();
-  const long long ctas =
-      params.split_tile0 +
-      static_cast<long long>(params.num_tiles - params.split_tile0) * params.split_parts;
-  kernel<<<static_cast<unsigned>(ctas), Tr::kThreads, kSmem, stream>>>(params);
+  kernel<<<static_cast<unsigned>(forward_ctas(params)), Tr::kThreads, kSmem, stream>>>(params);
   cuda_check(cudaGetLastError(), "the sm80 forward kernel launch");
 }
 

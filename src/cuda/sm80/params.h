@@ -47,8 +47,7 @@ struct FwdParams {
   /// The split of the last wave's tiles over the keys (common/fwd_split.h): CTAs before
   /// split_tile0 compute whole tiles, those from there on split_parts key ranges of each tile from
   /// split_tile0 on, split_blocks key blocks each (the last range of a tile may have fewer). The
-  /// grid is split_tile0 + (num_tiles - split_tile0) * split_parts CTAs; without a split,
-  /// split_tile0 == num_tiles.
+  /// grid is forward_ctas(*this) CTAs; without a split, split_tile0 == num_tiles.
   int split_tile0 = 0;
   int split_parts = 1;
   int split_blocks = 0;
@@ -63,6 +62,11 @@ struct FwdParams {
   /// the kv head's query heads.
   int kv_prefetch = 0;
 };
+
+/// CTAs of the forward's grid: one per tile before split_tile0, split_parts per tile from there.
+inline int64_t forward_ctas(const FwdParams& p) {
+  return p.split_tile0 + static_cast<int64_t>(p.num_tiles - p.split_tile0) * p.split_parts;
+}
 
 /// Shared-memory layout of the forward's K and V tiles (fwd_kv_stream.cuh, fwd_kernel.cuh):
 /// - kKvPadded: rows padded by 16 bytes, so that ldmatrix's eight row addresses fall in eight
