@@ -31,22 +31,41 @@ __device__ __forceinline__ void store_lse(const FwdParams& p, const WorkTile& w,
   }
 }
 
-/// O straight from the accumulators: 4-byte stores, columns from p.v_col0.
+/// O straight from the accumulators, columns from p.v_col0. A quad of lanes holds 4 bytes of a
+/// row in each 8-column tile (lane t: columns 2t, 2t+1); alone, those 4-byte stores half-fill the
+/// 32-byte sectors they write. For each pair of tiles one exchange between lanes t and t ^ 1 gives
+/// every lane 8 contiguous bytes of the pair's 16 columns: even lanes their own tile-d columns and
+/// their partner's (units t, t+1 of the pair, in 4-byte units), odd lanes the tile-d+1 columns of
+/// their partner and their own (units 4 + t - 1, 4 + t). The quad's four 8-byte stores then cover
+/// the pair's 32 bytes in one instruction: lanes 0, 2 tile d, lanes 1, 3 tile d + 1.
 template <typename T, int kHeadDimV>
 __device__ __forceinline__ void store_output_direct(const FwdParams& p, const WorkTile& w, int row0,
                                                     const float (&acc_o)[1][kHeadDimV / 8][4],
                                                     const float (&inv_sum)[1][2], int lane) {
+  static_assert(kHeadDimV % 16 == 0, "whole pairs of 8-column tiles");
+  const int t = lane % 4;
+  const bool odd = (t & 1) != 0;
+  // 4-byte unit of the pair this lane's 8 bytes start at; the tile of the pair they lie in.
+  const int unit = odd ? 4 + t - 1 : t;
+  const int tile_of_pair = odd ? 1 : 0;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int row = row0 + lane / 4 + half * 8;
-    if (row >= w.rows.q_len) continue;
-    T* out_row = operand_at<T>(p.out, w.seq, w.rows.q_begin + row, w.head) + p.v_col0;
+    const bool row_valid = row < w.rows.q_len;
+    T* out_row = row_valid ? operand_at<T>(p.out, w.seq, w.rows.q_begin + row, w.head) + p.v_col0
+                           : nullptr;
 #pragma unroll
-    for (int d = 0; d < kHeadDimV / 8; ++d) {
-      const int col = d * 8 + 2 * (lane % 4);
-      if (p.v_col0 + d * 8 < p.shape.head_dim) {
-        *reinterpret_cast<uint32_t*>(out_row + col) = ptx::pack2<T>(
-            acc_o[0][d][2 * half] * inv_sum[0][half], acc_o[0][d][2 * half + 1] * inv_sum[0][half]);
+    for (int d = 0; d < kHeadDimV / 8; d += 2) {
+      const uint32_t own_d = ptx::pack2<T>(acc_o[0][d][2 * half] * inv_sum[0][half],
+                                           acc_o[0][d][2 * half + 1] * inv_sum[0][half]);
+      const uint32_t own_next = ptx::pack2<T>(acc_o[0][d + 1][2 * half] * inv_sum[0][half],
+                                              acc_o[0][d + 1][2 * half + 1] * inv_sum[0][half]);
+      // Every lane of the warp takes part in the exchange, rows past the sequence included.
+      const uint32_t received =
+          __shfl_xor_sync(0xffffffffu, odd ? own_d : own_next, 1);
+      const uint2 chunk = odd ? make_uint2(received, own_next) : make_uint2(own_d, received);
+      if (row_valid && p.v_col0 + (d + tile_of_pair) * 8 < p.shape.head_dim) {
+        *reinterpret_cast<uint2*>(out_row + d * 8 + unit * 2) = chunk;
       }
     }
   }
