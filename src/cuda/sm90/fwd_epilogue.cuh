@@ -52,8 +52,8 @@ __device__ __forceinline__ void store_output_direct(const FwdParams& p, const Wo
   for (int half = 0; half < 2; ++half) {
     const int row = row0 + lane / 4 + half * 8;
     const bool row_valid = row < w.rows.q_len;
-    T* out_row = row_valid ? operand_at<T>(p.out, w.seq, w.rows.q_begin + row, w.head) + p.v_col0
-                           : nullptr;
+    T* out_row =
+        row_valid ? operand_at<T>(p.out, w.seq, w.rows.q_begin + row, w.head) + p.v_col0 : nullptr;
 #pragma unroll
     for (int d = 0; d < kHeadDimV / 8; d += 2) {
       const uint32_t own_d = ptx::pack2<T>(acc_o[0][d][2 * half] * inv_sum[0][half],
@@ -61,8 +61,7 @@ __device__ __forceinline__ void store_output_direct(const FwdParams& p, const Wo
       const uint32_t own_next = ptx::pack2<T>(acc_o[0][d + 1][2 * half] * inv_sum[0][half],
                                               acc_o[0][d + 1][2 * half + 1] * inv_sum[0][half]);
       // Every lane of the warp takes part in the exchange, rows past the sequence included.
-      const uint32_t received =
-          __shfl_xor_sync(0xffffffffu, odd ? own_d : own_next, 1);
+      const uint32_t received = __shfl_xor_sync(0xffffffffu, odd ? own_d : own_next, 1);
       const uint2 chunk = odd ? make_uint2(received, own_next) : make_uint2(own_d, received);
       if (row_valid && p.v_col0 + (d + tile_of_pair) * 8 < p.shape.head_dim) {
         *reinterpret_cast<uint2*>(out_row + d * 8 + unit * 2) = chunk;
