@@ -9,11 +9,24 @@
 
 namespace flashvision::detail {
 
+/// With a lazy max (kLazyMax), how far (in log2 units, after the scale) a block's scores may pass
+/// the max a row's exponents are taken against before that max moves. The softmax is the same
+/// function against any max; a stale one only bounds the probabilities by 2^8 instead of 1, far
+/// inside fp32 (O, the sums) and bf16/f16 (P). Moving the max only then leaves O alone on most key
+/// blocks after a row's first few, and rescale() skips a warp whose rows all kept theirs: at
+/// D = 256 the rescale is 128 multiplies a thread per block next to about 40 scores' softmax.
+inline constexpr float kMaxSlackLog2 = 8.0f;
+
 /// Running max and sum of the rows of one warp's accumulators. Scores stay raw (unscaled); the
 /// softmax scale is folded into the exponent as scale * log2(e), so one FFMA + EX2 per element.
-template <int kMTiles>
+/// kLazyMax: the max moves only past kMaxSlackLog2 and rescale() votes to skip (pays where O's
+/// rows are long: each kernel's traits choose, from measurements); otherwise the max follows
+/// every block and O is always rescaled.
+template <int kMTiles, bool kLazyMax>
 struct OnlineSoftmax {
-  float row_max[kMTiles][2];  ///< running max of raw scores; -inf until a row sees a key
+  /// the max of raw scores the row's exponents are taken against: within kMaxSlackLog2 (scaled)
+  /// of the row's running max; -inf until a row sees a key
+  float row_max[kMTiles][2];
   float row_sum[kMTiles][2];  ///< this thread's part of the running sum (reduced in finalize)
 
   __device__ __forceinline__ void init() {
@@ -52,9 +65,19 @@ struct OnlineSoftmax {
         block_max = fmaxf(block_max, __shfl_xor_sync(0xffffffffu, block_max, 2));
         // A row that has seen only masked keys keeps max -inf; subtracting 0 instead keeps every
         // exponent -inf (probability 0) rather than NaN.
-        const float max_scaled = block_max == -INFINITY ? 0.0f : block_max * scale_log2;
-        correction[m][half] = ptx::exp2_approx(row_max[m][half] * scale_log2 - max_scaled);
-        row_max[m][half] = block_max;
+        float max_scaled;
+        if constexpr (kLazyMax) {
+          // The max moves only past the slack (a row's first key always moves it from -inf).
+          const float old_scaled = row_max[m][half] * scale_log2;
+          const bool moves = block_max * scale_log2 > old_scaled + kMaxSlackLog2;
+          if (moves) row_max[m][half] = block_max;
+          max_scaled = row_max[m][half] == -INFINITY ? 0.0f : row_max[m][half] * scale_log2;
+          correction[m][half] = moves ? ptx::exp2_approx(old_scaled - max_scaled) : 1.0f;
+        } else {
+          max_scaled = block_max == -INFINITY ? 0.0f : block_max * scale_log2;
+          correction[m][half] = ptx::exp2_approx(row_max[m][half] * scale_log2 - max_scaled);
+          row_max[m][half] = block_max;
+        }
         float sum = row_sum[m][half] * correction[m][half];
 #pragma unroll
         for (int n = 0; n < kNTiles; ++n) {
@@ -70,10 +93,19 @@ struct OnlineSoftmax {
     }
   }
 
-  /// Multiplies each row of `out` by its correction factor.
+  /// Multiplies each row of `out` by its correction factor. With a lazy max, a warp whose factors
+  /// are all 1 (no row's max moved) skips it, on one vote: all 32 lanes of the warp must call it.
   template <int kDTiles>
   __device__ __forceinline__ static void rescale(float (&out)[kMTiles][kDTiles][4],
                                                  const float (&correction)[kMTiles][2]) {
+    if constexpr (kLazyMax) {
+      bool moved = false;
+#pragma unroll
+      for (int m = 0; m < kMTiles; ++m) {
+        moved |= correction[m][0] != 1.0f || correction[m][1] != 1.0f;
+      }
+      if (!__any_sync(0xffffffffu, moved)) return;
+    }
 #pragma unroll
     for (int m = 0; m < kMTiles; ++m) {
 #pragma unroll

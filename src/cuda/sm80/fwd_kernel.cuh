@@ -85,7 +85,11 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
 
   float acc_o[kMTiles][kDTiles][4];
   clear(acc_o);
-  OnlineSoftmax<kMTiles> softmax;
+  // A lazy max (OnlineSoftmax's kLazyMax) at the buckets where it measured faster on the H200
+  // (bench/results/2026-11-30-s18, calls 1 and 3): 64, 128 and 256, +1.3..2.2 % on the D = 64,
+  // 128 and 256 sweep and SDXL. At 80 and 160 the short image cases lost (SD 1.5's 32 x 32 level
+  // -1.2 %, its 16 x 16 level -3.5 %); the other buckets were not measured.
+  OnlineSoftmax<kMTiles, kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256> softmax;
   softmax.init();
 
   if (blocks.end > blocks.begin) {

@@ -84,6 +84,7 @@ class TurnRound {
 template <typename T, int kHeadDim, int kBlockM, int kBlockN>
 struct Consumer {
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
+  using Softmax = typename Tr::Softmax;
 
   const FwdParams& p;
   const SmemLayout<kHeadDim, kBlockM, kBlockN>& smem;
@@ -95,7 +96,7 @@ struct Consumer {
   float acc_o[1][Tr::kHeadDimV / 8][4];
   float acc_s[1][kBlockN / 8][4];
   uint32_t p_frag[1][kBlockN / 16][4];
-  OnlineSoftmax<1> softmax;
+  Softmax softmax;
 
   __device__ float (&o_flat())[Tr::kHeadDimV / 2] {
     return reinterpret_cast<float(&)[Tr::kHeadDimV / 2]>(acc_o);
@@ -107,7 +108,7 @@ struct Consumer {
   /// Masks (where needed) and folds the scores of the key block starting at n0 into `state`, the
   /// softmax of tile w; `correction` receives the factors O must still be multiplied by.
   __device__ void scores_to_probabilities(const WorkTile& w, int n0, float (&correction)[1][2],
-                                          OnlineSoftmax<1>& state) {
+                                          Softmax& state) {
     const int row0 = w.m0 + consumer * 64;
     const bool needs_mask =
         n0 + kBlockN > w.rows.k_len ||
@@ -167,7 +168,7 @@ struct Consumer {
       wgmma_wait<0>();
       fence_registers(o_flat());
       release(smem.v_empty(stage));
-      if constexpr (!Tr::kRescaleDuringQk) OnlineSoftmax<1>::rescale(acc_o, correction);
+      if constexpr (!Tr::kRescaleDuringQk) Softmax::rescale(acc_o, correction);
       acc_to_a_frags<T>(p_frag, acc_s);
       ring = next;
       stage = next_stage;
@@ -175,7 +176,7 @@ struct Consumer {
 
     // Epilogue GEMM: P V of the last block.
     mbarrier_wait(smem.v_full(stage), ring.parity());
-    if constexpr (Tr::kRescaleDuringQk) OnlineSoftmax<1>::rescale(acc_o, correction);
+    if constexpr (Tr::kRescaleDuringQk) Softmax::rescale(acc_o, correction);
     values_alone(ring);
   }
 
@@ -210,7 +211,7 @@ struct Consumer {
     gemm_qk<T, kHeadDim, kBlockM, kBlockN>(s_flat(), q_rows, smem.k(next_stage));
     wgmma_commit();
     if constexpr (kRescale) {
-      OnlineSoftmax<1>::rescale(acc_o, correction);
+      Softmax::rescale(acc_o, correction);
       fence_registers(o_flat());
       wgmma_fence();  // P V reads the rescaled accumulators
     }
@@ -261,7 +262,7 @@ struct Consumer {
     scores_to_probabilities(w, 0, correction, softmax);
     acc_to_a_frags<T>(p_frag, acc_s);
 
-    OnlineSoftmax<1> next_softmax;
+    Softmax next_softmax;
     for (unit += stride; unit < p.num_units; unit += stride) {
       const WorkTile next_w = locate_work<kHeadDim, kBlockM, kBlockN>(p, unit);
       RingPosition<Tr::kStages> next{ring.index + 1};

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "cuda/common/online_softmax.cuh"
 #include "cuda/common/tile_io.cuh"
 #include "cuda/sm90/params.h"
 #include "cuda/sm90/tile_config.h"
@@ -37,6 +38,13 @@ struct FwdTraits {
   /// accumulators a thread can hold) the host runs the kernel once per 256-column half.
   static constexpr int kHeadDimV = value_columns(kHeadDim);
   static constexpr int kPanelsV = kHeadDimV / kPanelCols;
+  /// Whether the online softmax moves a row's max only past a slack and skips O's rescale when no
+  /// row of a warp moved it (OnlineSoftmax's kLazyMax). Measured on the H200 (bench/results/
+  /// 2026-11-30-s18, call 1, forward against main in alternated processes): D = 256 +4..7 %,
+  /// D = 128 +1.4..1.9 %; D = 64 -1.4..-2.3 % (ViT-B/16, SDXL, N = 1024), where O's 32 columns a
+  /// thread cost less to rescale than the vote and the test.
+  static constexpr bool kLazyMax = kHeadDimV >= 128;
+  using Softmax = OnlineSoftmax<1, kLazyMax>;
   static constexpr uint32_t kQBytes = kBlockM * kHeadDim * 2;
   static constexpr uint32_t kKBytes = kBlockN * kHeadDim * 2;
   static constexpr uint32_t kVBytes = kBlockN * kHeadDimV * 2;
