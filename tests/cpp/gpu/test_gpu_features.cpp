@@ -1,10 +1,11 @@
 // Options and layouts on the CUDA backend: GQA/MQA, varlen (with empty sequences), causal
-// alignment, layouts, padded strides, softmax scale, lse absent, grids past 65,535 heads, and the
-// errors for what the sm80 path does not serve. GpuSanitize.* is the small subset run under
-// compute-sanitizer (memcheck, racecheck).
+// alignment, layouts, padded strides, softmax scale, scores that move the row max across key
+// blocks, lse absent, grids past 65,535 heads, and the errors for what the sm80 path does not
+// serve. GpuSanitize.* is the small subset run under compute-sanitizer (memcheck, racecheck).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -108,6 +109,41 @@ TEST_P(GpuFeatures, SoftmaxScale) {
     AttentionCase c = dense_case(dtype(), 65, 80, 32);
     c.softmax_scale = scale;
     check_backward(target(), c);
+  }
+}
+
+/// Adds a ramp along dim 0 to every score: q[.., 0] = 1 and k[.., 0] grows (or falls) with the
+/// key's position so that a row's scaled log2 scores move by kRamp over its sequence, 6 times the
+/// lazy max's slack (common/online_softmax.cuh). Rising, the max passes the slack every few key
+/// blocks (O rescaled mid-row) and stays stale in between (probabilities up to 2^8); falling, the
+/// first block holds the max and later blocks' probabilities vanish.
+void ramp_scores(RefProblem& p, bool rising) {
+  constexpr double kRamp = 48.0;
+  const double step_per_key = kRamp / (p.resolved_scale() * std::log2(std::exp(1.0)));
+  const int64_t d = p.head_dim;
+  for (std::size_t i = 0; i < p.q.size(); i += static_cast<std::size_t>(d)) p.q[i] = 1.0;
+  for (int64_t b = 0; b < p.batch(); ++b) {
+    const int64_t begin = p.cu_seqlens_k[b], len = p.cu_seqlens_k[b + 1] - begin;
+    for (int64_t key = 0; key < len; ++key) {
+      const double position = static_cast<double>(rising ? key : len - 1 - key) / (len - 1);
+      for (int64_t h = 0; h < p.heads_kv; ++h) {
+        p.k[static_cast<std::size_t>(((begin + key) * p.heads_kv + h) * d)] =
+            step_per_key * position;
+      }
+    }
+  }
+}
+
+TEST_P(GpuFeatures, ScoresRisingAndFallingOverKeyBlocks) {
+  // The forwards take exponents against a max that moves only past a slack where O's rows are
+  // long; random scores never pass it after a row's first block, so this moves it on purpose.
+  for (const int64_t dim : {64, 128, 256}) {
+    for (const bool rising : {true, false}) {
+      SCOPED_TRACE(rising ? "rising" : "falling");
+      CheckOptions options;
+      options.shape_inputs = [rising](RefProblem& p) { ramp_scores(p, rising); };
+      check_forward(target(), dense_case(dtype(), 130, 1000, dim), options);
+    }
   }
 }
 
