@@ -44,6 +44,11 @@ struct FwdTraits {
   /// Swizzled K/V addresses (warp_gemm_swizzled.cuh's SwizzledB): four registers a lane where a
   /// warp owns 16 rows (no XOR per load); one where it owns 32, whose kernel is at 255 registers.
   static constexpr bool kKvLineRegisters = kMTiles == 1;
+  /// A lazy max (OnlineSoftmax's kLazyMax) at the buckets where it measured faster on the H200
+  /// (bench/results/2026-11-30-s18, calls 1, 3 and 4): 64, 128 and 256, +1.3..2.5 % on the D = 64,
+  /// 128 and 256 sweep and SDXL. At 80 and 160 the short image cases lost (SD 1.5's 32 x 32 level
+  /// -1.2 %, its 16 x 16 level -3.7 %); the other buckets were not measured.
+  static constexpr bool kLazyMax = kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256;
   static_assert(kBlockM > 0, "the bucket has this tile variant");
   static_assert(!kKvSwizzled || fwd_kv_swizzle_fits(kHeadDim, kVariant));
   // The K and V tiles follow kBlockM and kBlockN padded rows: they start on 128-byte lines too.
@@ -85,11 +90,7 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
 
   float acc_o[kMTiles][kDTiles][4];
   clear(acc_o);
-  // A lazy max (OnlineSoftmax's kLazyMax) at the buckets where it measured faster on the H200
-  // (bench/results/2026-11-30-s18, calls 1 and 3): 64, 128 and 256, +1.3..2.2 % on the D = 64,
-  // 128 and 256 sweep and SDXL. At 80 and 160 the short image cases lost (SD 1.5's 32 x 32 level
-  // -1.2 %, its 16 x 16 level -3.5 %); the other buckets were not measured.
-  OnlineSoftmax<kMTiles, kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256> softmax;
+  OnlineSoftmax<kMTiles, Tr::kLazyMax> softmax;
   softmax.init();
 
   if (blocks.end > blocks.begin) {
