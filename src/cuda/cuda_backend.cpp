@@ -831,8 +831,17 @@ int sm90_rows_override() {
 /// unless FLASHVISION_SM90_FWD_TEXT is 0 (benchmarks and tests compare both).
 bool sm90_text_width_allowed() {
   return env_choice("FLASHVISION_SM90_FWD_TEXT", {{"auto", 1}, {"1", 1}, {"0", 0}}, 1,
-                    "auto or 1 (text keys in one 80-key block at head dims 49-64) or 0 (never)") ==
+                    "auto or 1 (text keys in one 80-key block at head dims 33-64) or 0 (never)") ==
          1;
+}
+
+/// The head-dim bucket whose kernels run the sm90 forward of p: tile_config.h's fwd_text_bucket
+/// where the text width is allowed and that bucket is compiled, else p's own bucket.
+int sm90_forward_bucket(const Problem& p) {
+  const int bucket = sm90::head_dim_bucket(p.head_dim);
+  if (!sm90_text_width_allowed()) return bucket;
+  const int text_bucket = sm90::fwd_text_bucket(bucket, p.seqlen_k);
+  return sm90::bucket_compiled(text_bucket) ? text_bucket : bucket;
 }
 
 /// The sm90 forward tile of p (tile_config.h): key blocks sized to the longest key sequence, so
@@ -925,7 +934,7 @@ void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
 }  // namespace
 
 bool cuda_sm90_supports(const Problem& p, std::string* why) {
-  const int bucket = sm90::head_dim_bucket(p.head_dim);
+  const int bucket = sm90_forward_bucket(p);
   if (std::string bad =
           element_problem(p, "the sm90 forward", 512, bucket, sm90::bucket_compiled(bucket),
                           sm90::compiled_buckets_text());
@@ -1013,7 +1022,7 @@ bool cuda_sm90_backward_preferred(const Problem& p) {
 namespace {
 
 void forward_sm90(const Problem& p) {
-  const int bucket = sm90::head_dim_bucket(p.head_dim);
+  const int bucket = sm90_forward_bucket(p);
   const int sm_count = std::max(1, device_info(p.device_index).sm_count);
   const sm90::FwdTile tile = sm90_forward_tile(p, bucket, sm_count);
   sm90::FwdParams params;
