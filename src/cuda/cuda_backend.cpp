@@ -831,8 +831,17 @@ int sm90_rows_override() {
 /// unless FLASHVISION_SM90_FWD_TEXT is 0 (benchmarks and tests compare both).
 bool sm90_text_width_allowed() {
   return env_choice("FLASHVISION_SM90_FWD_TEXT", {{"auto", 1}, {"1", 1}, {"0", 0}}, 1,
-                    "auto or 1 (text keys in one 80-key block at head dims 49-64) or 0 (never)") ==
+                    "auto or 1 (text keys in one 80-key block at head dims 33-64) or 0 (never)") ==
          1;
+}
+
+/// The head-dim bucket whose kernels run the sm90 forward of p: tile_config.h's fwd_text_bucket
+/// where the text width is allowed and that bucket is compiled, else p's own bucket.
+int sm90_forward_bucket(const Problem& p) {
+  const int bucket = sm90::head_dim_bucket(p.head_dim);
+  if (!sm90_text_width_allowed()) return bucket;
+  const int text_bucket = sm90::fwd_text_bucket(bucket, p.seqlen_k);
+  return sm90::bucket_compiled(text_bucket) ? text_bucket : bucket;
 }
 
 /// The sm90 forward tile of p (tile_config.h): key blocks sized to the longest key sequence, so
@@ -855,8 +864,10 @@ sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
 }
 
 /// The split of the forward's last wave for p with `tile` on `sm_count` SMs: dense non-causal
-/// problems only (their tiles all have the same keys), and buckets whose V and O one launch
-/// covers. Causal and varlen problems keep whole tiles.
+/// problems only (their tiles all have the same keys); causal and varlen problems keep whole
+/// tiles. Above D = 256 each launch of a 256-column half of V and O (run_forward_sm90) splits its
+/// own tiles alike: the VAE's one head of 512 has 32 query tiles for 132 SMs, so unsplit every
+/// launch left three quarters of them idle.
 FwdSplit sm90_forward_split(const Problem& p, int bucket, const sm90::FwdTile& tile, int64_t tiles,
                             int sm_count) {
   const int request = forward_split_request("FLASHVISION_SM90_FWD_SPLIT");
@@ -869,8 +880,7 @@ FwdSplit sm90_forward_split(const Problem& p, int bucket, const sm90::FwdTile& t
   g.head_dim = bucket;
   g.value_cols = sm90::value_columns(bucket);
   g.costs = kSm90FwdSplitCosts;
-  if (p.causal || p.varlen || g.value_cols != bucket ||
-      tiles + fwd_tail_tiles(g) * kFwdMaxSplitParts > INT32_MAX) {
+  if (p.causal || p.varlen || tiles + fwd_tail_tiles(g) * kFwdMaxSplitParts > INT32_MAX) {
     return {1, g.key_blocks};
   }
   return fwd_tail_split(g, request);
@@ -905,8 +915,20 @@ bool sm90_cross_tile(const Problem& p, const sm90::FwdParams& params, const sm90
                                          p.varlen, params.num_units != params.num_tiles);
 }
 
+/// The combine of the sm90 launch that covers columns [col0, col0 + cols) of V and O: its split
+/// units' partial O rows hold those columns only. Each launch's partial LSEs come from the same
+/// scores, so every combine writes the same LSE.
+FwdCombineParams combine_columns(const sm90::FwdParams& params, int col0, int cols) {
+  FwdCombineParams c = combine_params(params);
+  // The sm90 forward takes f16 and bf16 only: 2 bytes an element.
+  c.out.data = static_cast<char*>(c.out.data) + static_cast<std::ptrdiff_t>(col0) * 2;
+  c.head_dim = cols;
+  return c;
+}
+
 /// Queues the forward's launches (one per 256-column half of V and O above D = 256) with the
-/// tensor maps of Q and K set, then the combine of its split tiles.
+/// tensor maps of Q and K set, each followed by the combine of its split tiles: the launches
+/// share the split workspace, which the stream hands from one combine to the next launch.
 void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
                       const sm90::FwdTile& tile) {
   const int swizzle = sm90::swizzle_bytes(bucket);
@@ -918,14 +940,14 @@ void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
     params.tmap_v = sm90::make_tensor_map(v, swizzle / 2, tile.block_n, swizzle);
     params.v_col0 = col0;
     sm90::forward(p.dtype, bucket, tile.block_m, tile.block_n, params, p.stream);
+    combine_split(p.dtype, combine_columns(params, col0, static_cast<int>(v.head_dim)), p.stream);
   }
-  combine_split(p.dtype, combine_params(params), p.stream);
 }
 
 }  // namespace
 
 bool cuda_sm90_supports(const Problem& p, std::string* why) {
-  const int bucket = sm90::head_dim_bucket(p.head_dim);
+  const int bucket = sm90_forward_bucket(p);
   if (std::string bad =
           element_problem(p, "the sm90 forward", 512, bucket, sm90::bucket_compiled(bucket),
                           sm90::compiled_buckets_text());
@@ -1013,7 +1035,7 @@ bool cuda_sm90_backward_preferred(const Problem& p) {
 namespace {
 
 void forward_sm90(const Problem& p) {
-  const int bucket = sm90::head_dim_bucket(p.head_dim);
+  const int bucket = sm90_forward_bucket(p);
   const int sm_count = std::max(1, device_info(p.device_index).sm_count);
   const sm90::FwdTile tile = sm90_forward_tile(p, bucket, sm_count);
   sm90::FwdParams params;

@@ -105,9 +105,21 @@ constexpr int short_block_n(int bucket) {
 /// where it has none: 80 keys at D = 64 hold the 77 tokens of a CLIP prompt, the keys of every
 /// cross-attention of SD 2.x and SDXL, in one block instead of one of 128 (40 % padding in the
 /// S GEMM, the softmax and the P V GEMM, which bound these short calls: the H200 issued
-/// instructions on 47 % of their active cycles). Bucket 48 (SD 1.5's D = 40) keeps its 96-key short
-/// width: at its 32-byte swizzle a panel needs a multiple of 32 keys.
+/// instructions on 47 % of their active cycles). Bucket 48 (SD 1.5's D = 40) has none (at its
+/// 32-byte swizzle a panel needs a multiple of 32 keys): its text keys run on bucket 64
+/// (fwd_text_bucket).
 constexpr int text_block_n(int bucket) { return bucket == 64 ? 80 : 0; }
+
+/// The bucket a forward of head-dim bucket `bucket` runs on for a longest key sequence of
+/// `max_seqlen_k`: bucket 64's text tile for text-token keys at bucket 48 (SD 1.5's D = 40 against
+/// a 77-token prompt), else its own. Those calls are short and bound by latency and memory, not by
+/// the GEMMs that padding 48 columns to 64 enlarges: at bucket 64 they get the 80-key block instead
+/// of 96 keys, 128-byte swizzled panels (bucket 48's 32-byte panels take three TMA boxes a tile)
+/// and the paired direct stores of O. Measured at bucket 64 on the H200 (session 18): SDXL's cross
+/// attention, 20 heads of 64, 17.6 us; SD 1.5's, 16 heads of 40 at bucket 48, 18.7 us.
+constexpr int fwd_text_bucket(int bucket, long long max_seqlen_k) {
+  return bucket == 48 && max_seqlen_k <= text_block_n(64) ? 64 : bucket;
+}
 
 /// The bucket's tile with `block_m` query rows and `block_n` keys per step; every tile of a bucket
 /// has its stages.

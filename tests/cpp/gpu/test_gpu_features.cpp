@@ -9,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "attention_check.h"
 #include "cuda_target.h"
@@ -289,6 +290,34 @@ TEST_F(GpuSm90Dispatch, HeadDimsAbove256RunInValueHalves) {
   c.causal = true;
   c.layout = Layout::torch;
   check_forward(cuda_target(CudaKernel::sm90), c);
+}
+
+TEST_F(GpuSm90Dispatch, HeadDimsAbove256SplitTheLastWaveOfEachHalf) {
+#ifndef FLASHVISION_TEST_HEAD_DIM_512
+  GTEST_SKIP() << "this build did not compile head-dim bucket 512 (FLASHVISION_HEAD_DIMS)";
+#else
+  // Each 256-column launch splits its own tiles over the keys and its combine writes its own
+  // columns of O (and the LSE): the model's choice (which splits these single heads: a few query
+  // tiles for 132 SMs) and forced part counts, on the VAE's width and on one whose second half is
+  // partly padding; keys that end inside a block, and a query tile with rows for one consumer.
+  for (const char* parts : {"auto", "2", "3", "8"}) {
+    ScopedEnv env("FLASHVISION_SM90_FWD_SPLIT", parts);
+    SCOPED_TRACE(std::string("FLASHVISION_SM90_FWD_SPLIT=") + parts);
+    for (const int64_t dim : {512, 320}) {
+      for (const auto& [nq, nk] : {std::pair<int64_t, int64_t>{200, 1000}, {50, 2100}}) {
+        AttentionCase c = dense_case(DType::bf16, nq, nk, dim);
+        c.heads = c.heads_kv = 1;
+        check_forward(cuda_target(CudaKernel::sm90), c);
+      }
+    }
+    AttentionCase c = dense_case(DType::f16, 300, 777, 512);
+    c.heads = 2;
+    c.heads_kv = 1;
+    c.layout = Layout::torch;
+    c.with_lse = false;
+    check_forward(cuda_target(CudaKernel::sm90), c);
+  }
+#endif
 }
 
 TEST_F(GpuSm90Dispatch, KernelVariableForcesAutomaticCalls) {

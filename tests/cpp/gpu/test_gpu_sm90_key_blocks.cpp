@@ -45,7 +45,13 @@ static_assert(picks_text(64, 77) && picks_text(64, 1) && picks_text(64, 80),
               "SDXL cross attention: one text block");
 static_assert(!picks_text(64, 81) && sm90::fwd_block_n(64, 81) == sm90::fwd_tile(64).block_n,
               "past one text block: the long width (one block of 128 costs less than of 208)");
-static_assert(!picks_text(48, 77), "SD 1.5 cross attention keeps its 96-key short width");
+static_assert(!picks_text(48, 77), "bucket 48 has no text width of its own");
+static_assert(sm90::fwd_text_bucket(48, 77) == 64 && sm90::fwd_text_bucket(48, 80) == 64 &&
+                  picks_text(sm90::fwd_text_bucket(48, 77), 77),
+              "SD 1.5 cross attention (D = 40) runs on bucket 64's text tile");
+static_assert(sm90::fwd_text_bucket(48, 81) == 48 && sm90::fwd_text_bucket(32, 77) == 32 &&
+                  sm90::fwd_text_bucket(64, 77) == 64 && sm90::fwd_text_bucket(80, 77) == 80,
+              "other keys and other buckets keep their own bucket");
 static_assert(sm90::fwd_block_n(64, 77, /*text_width=*/false) == sm90::fwd_tile(64).block_n,
               "FLASHVISION_SM90_FWD_TEXT=0: the long width");
 
@@ -140,12 +146,16 @@ TEST_P(GpuSm90KeyBlocks, ImageSequenceLengths) {
 
 TEST_P(GpuSm90KeyBlocks, TextTokens) {
   // 77 text tokens against latent queries: full and partial query tiles, a head dim padded into
-  // bucket 64, the layouts, grouped heads, causal (bottom-right: the first rows see nothing), and
-  // a varlen batch whose longest key sequence fills the 80-key block; each at the text width and
-  // with it turned off (FLASHVISION_SM90_FWD_TEXT=0: the long width).
+  // bucket 64, bucket 48's head dims on bucket 64 (SD 1.5's 40, and 48), the layouts, grouped
+  // heads, causal (bottom-right: the first rows see nothing), and a varlen batch whose longest key
+  // sequence fills the 80-key block; each at the text width and with it turned off
+  // (FLASHVISION_SM90_FWD_TEXT=0: the long width, and bucket 48's own short width).
   ASSERT_TRUE(picks_text(64, 77) && picks_text(64, 80));
   AttentionCase padded = dense_case(dtype(), 260, 77, 56);
   padded.layout = Layout::torch;
+  AttentionCase sd15 = dense_case(dtype(), 1100, 77, 40);
+  sd15.layout = Layout::torch;
+  AttentionCase full48 = dense_case(dtype(), 150, 80, 48);
   AttentionCase gqa = dense_case(dtype(), 200, 80, 64);
   gqa.heads = 6;
   gqa.heads_kv = 2;
@@ -164,7 +174,9 @@ TEST_P(GpuSm90KeyBlocks, TextTokens) {
     for (const int64_t nq : {int64_t{77}, int64_t{300}, int64_t{1024}}) {
       check_forward(target(), dense_case(dtype(), nq, 77, 64));
     }
-    for (const AttentionCase& c : {padded, gqa, gqa_causal, varlen}) check_forward(target(), c);
+    for (const AttentionCase& c : {padded, sd15, full48, gqa, gqa_causal, varlen}) {
+      check_forward(target(), c);
+    }
   }
 }
 
