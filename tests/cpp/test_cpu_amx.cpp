@@ -107,6 +107,37 @@ TEST(CpuAmx, PackedKeysPastTheL2) {
   }
 }
 
+TEST(CpuAmx, ForcedBlocksMatchReference) {
+  // FLASHVISION_CPU_AMX_BLOCKS: one-tile blocks, blocks that split the sequences unevenly (a
+  // query block of three tiles, merged remainders), key blocks of 256 (sd15-self-16's keys in
+  // one), and blocks longer than every sequence; at one thread and at the default.
+  ScopedEnv amx("FLASHVISION_CPU_AMX", "1");
+  for (const char* blocks : {"16,32", "48,64", "32,256", "1024,1024"}) {
+    SCOPED_TRACE(std::string("FLASHVISION_CPU_AMX_BLOCKS=") + blocks);
+    ScopedEnv env("FLASHVISION_CPU_AMX_BLOCKS", blocks);
+    for (const int threads : {1, 0}) {
+      AttentionCase c = dense_case(DType::bf16, 300, 461, 64);
+      c.heads = 3;
+      c.heads_kv = 1;
+      c.num_threads = threads;
+      check_forward(cpu_target(), c);
+    }
+    check_varlen();
+    AttentionCase wide = dense_case(DType::bf16, 70, 257, 160);
+    wide.layout = Layout::torch;
+    check_forward(cpu_target(), wide);
+  }
+}
+
+TEST(CpuAmx, BadBlocksRejectedByName) {
+  ScopedEnv amx("FLASHVISION_CPU_AMX", "1");
+  const AttentionCase c = dense_case(DType::bf16, 20, 20, 16);
+  for (const char* value : {"32", "20,32", "32,48", "0,32", "2048,64", "32,x", "32,2048", "32,64,"}) {
+    SCOPED_TRACE(value);
+    expect_env_value_rejected(cpu_target(), c, "FLASHVISION_CPU_AMX_BLOCKS", value);
+  }
+}
+
 TEST(CpuAmx, LargeScoresStayFinite) {
   // Scores far above 1 make the running max move between blocks: O is rescaled, P stays <= 2^8.
   ScopedEnv env("FLASHVISION_CPU_AMX", "1");
