@@ -3,13 +3,13 @@
 //
 // Per key block and group of 32 query rows: S = Q K^T in bf16 tiles with fp32 accumulation, the
 // softmax row by row (scores scaled in fp32, P rounded to bf16 as GPU flash kernels do), O += P V
-// into fp32 tiles kept in the thread's scratch. A group's S (32 x up to 192 fp32 at the default
-// blocks) and P stay in L1 between the three steps; the block's packed K^T and V are read once per
-// group from L2. The tiles want K^T and V in AMX's pair layout (amx_kernels.h); each thread packs
-// the keys of the (sequence, kv head) it works on once, block by block as its tasks reach them, and
-// keeps them for its next tasks, which schedule.h makes mostly the same stream's. That buffer grows
-// with the key length, so problems whose packed K/V would pass kPackedBudgetBytes per thread keep
-// the fp32 forward.
+// into fp32 tiles kept in the thread's scratch. A group's S (32 x up to 384 fp32 at the default
+// blocks, 48 KiB) and P stay in the core's caches between the three steps; the block's packed K^T
+// and V are read once per group from L2. The tiles want K^T and V in AMX's pair layout
+// (amx_kernels.h); each thread packs the keys of the (sequence, kv head) it works on once, block by
+// block as its tasks reach them, and keeps them for its next tasks, which schedule.h makes mostly
+// the same stream's. That buffer grows with the key length, so problems whose packed K/V would pass
+// kPackedBudgetBytes per thread keep the fp32 forward.
 #include <omp.h>
 
 #include <algorithm>
@@ -33,9 +33,15 @@ namespace flashvision::detail {
 namespace cpu {
 namespace {
 
-/// Keys per block: 128 (up to 192 for a merged remainder); a multiple of the 32-key V chunk, so
-/// blocks start on packed chunks. FLASHVISION_CPU_AMX_BLOCKS may set another multiple of 32.
-constexpr int64_t kBlockKeys = 128;
+/// Keys per block: 256 (up to 384 for a merged remainder); a multiple of the 32-key V chunk, so
+/// blocks start on packed chunks. Against 128 on the Xeon of BENCH.md (16 threads, alternated in
+/// one process, bench/results/2026-11-30-s19, calls 3 and 4): sd15-self-16 +6..9 %, ViT-B/16 and
+/// ViT-H/14 +7 % (their 197 and 257 keys in one block), sd15-self-32 +14 %, sdxl-self-128 +14 %,
+/// dit-xl2-512 +26 %, flux-1024 +15 %, sd15-self-64 +6 %, vae-mid-512 even (not profiled: a block's O
+/// tiles are loaded and stored once per 32-row group and its set-up is paid once, for twice the
+/// keys). 384 and 512 keys were no better (sd15-self-64 -13 % at 512).
+/// FLASHVISION_CPU_AMX_BLOCKS may set another multiple of 32.
+constexpr int64_t kBlockKeys = 256;
 /// Query rows per block: the largest of 128, 64, 32 that still gives each thread 8 tasks, or 4
 /// where one stream's packed K/V passes kCachedPackBytes.
 constexpr int64_t kLargestBlockRows = 128;

@@ -74,15 +74,15 @@ TEST(CpuAmx, ForcedMatchesReference) {
 }
 
 TEST(CpuAmx, LongKeysAcrossBlocks) {
-  // Several 128-key blocks, a merged remainder and causal blocks partly hidden, at one thread so
-  // that every task reuses the packed keys of the one before.
+  // Several 256-key blocks (812 = 2 x 256 + a merged remainder of 300) and causal blocks partly
+  // hidden, at one thread so that every task reuses the packed keys of the one before.
   ScopedEnv env("FLASHVISION_CPU_AMX", "1");
   for (const int threads : {1, 0}) {
     AttentionCase c;
     c.dtype = DType::bf16;
     c.batch = 1;
     c.seqlen_q = 333;
-    c.seqlen_k = 461;
+    c.seqlen_k = 812;
     c.heads = 3;
     c.heads_kv = 1;
     c.head_dim = 64;
@@ -139,9 +139,10 @@ TEST(CpuAmx, BadBlocksRejectedByName) {
 }
 
 TEST(CpuAmx, LargeScoresStayFinite) {
-  // Scores far above 1 make the running max move between blocks: O is rescaled, P stays <= 2^8.
+  // Scores far above 1 make the running max move between blocks (700 keys: 256 + 256 + 188): O
+  // is rescaled, P stays <= 2^8.
   ScopedEnv env("FLASHVISION_CPU_AMX", "1");
-  AttentionCase c = dense_case(DType::bf16, 150, 300, 64);
+  AttentionCase c = dense_case(DType::bf16, 150, 700, 64);
   c.softmax_scale = 4.0f;
   check_forward(cpu_target(), c);
 }
