@@ -3,13 +3,13 @@
 //
 // Per key block and group of 32 query rows: S = Q K^T in bf16 tiles with fp32 accumulation, the
 // softmax row by row (scores scaled in fp32, P rounded to bf16 as GPU flash kernels do), O += P V
-// into fp32 tiles kept in the thread's scratch. A group's S (32 x up to 192 fp32) and P stay in
-// L1 between the three steps; the block's packed K^T and V are read once per group from L2. The
-// tiles want K^T and V in AMX's pair layout (amx_kernels.h); each thread packs the keys of the
-// (sequence, kv head) it works on once, block by block as its tasks reach them, and keeps them for
-// its next tasks, which schedule.h makes mostly the same stream's. That buffer grows with the key
-// length, so problems whose packed K/V would pass kPackedBudgetBytes per thread keep the fp32
-// forward.
+// into fp32 tiles kept in the thread's scratch. A group's S (32 x up to 384 fp32 at the default
+// blocks, 48 KiB) and P stay in the core's caches between the three steps; the block's packed K^T
+// and V are read once per group from L2. The tiles want K^T and V in AMX's pair layout
+// (amx_kernels.h); each thread packs the keys of the (sequence, kv head) it works on once, block by
+// block as its tasks reach them, and keeps them for its next tasks, which schedule.h makes mostly
+// the same stream's. That buffer grows with the key length, so problems whose packed K/V would pass
+// kPackedBudgetBytes per thread keep the fp32 forward.
 #include <omp.h>
 
 #include <algorithm>
@@ -26,15 +26,22 @@
 #include "cpu/schedule.h"
 #include "cpu/scratch.h"
 #include "cpu/tiling.h"
+#include "cpu/tiling_override.h"
 #include "cpu/work.h"
 
 namespace flashvision::detail {
 namespace cpu {
 namespace {
 
-/// Keys per block: 128 (up to 192 for a merged remainder); a multiple of the 32-key V chunk, so
-/// blocks start on packed chunks.
-constexpr int64_t kBlockKeys = 128;
+/// Keys per block: 256 (up to 384 for a merged remainder); a multiple of the 32-key V chunk, so
+/// blocks start on packed chunks. Against 128 on the Xeon of BENCH.md (16 threads, alternated in
+/// one process, bench/results/2026-11-30-s19, calls 3 and 4): sd15-self-16 +6..9 %, ViT-B/16 and
+/// ViT-H/14 +7 % (their 197 and 257 keys in one block), sd15-self-32 +14 %, sdxl-self-128 +14 %,
+/// dit-xl2-512 +26 %, flux-1024 +15 %, sd15-self-64 +6 %, vae-mid-512 even (not profiled: a block's O
+/// tiles are loaded and stored once per 32-row group and its set-up is paid once, for twice the
+/// keys). 384 and 512 keys were no better (sd15-self-64 -13 % at 512).
+/// FLASHVISION_CPU_AMX_BLOCKS may set another multiple of 32.
+constexpr int64_t kBlockKeys = 256;
 /// Query rows per block: the largest of 128, 64, 32 that still gives each thread 8 tasks, or 4
 /// where one stream's packed K/V passes kCachedPackBytes.
 constexpr int64_t kLargestBlockRows = 128;
@@ -85,9 +92,9 @@ struct AmxScratch {
   int64_t q, s, p, o, row_max, row_sum, visible, keys, values;
   ScratchPlan plan;
 
-  AmxScratch(const AmxShape& shape, int64_t block_rows) {
+  AmxScratch(const AmxShape& shape, int64_t block_rows, int64_t block_keys) {
     const int64_t lanes = pad_lanes(block_rows + block_rows / 2);
-    const int64_t ld = round_up(kBlockKeys + kBlockKeys / 2, kAmxKeyChunk);
+    const int64_t ld = round_up(block_keys + block_keys / 2, kAmxKeyChunk);
     q = plan.reserve(floats_for(lanes * shape.dp, 2));
     s = plan.reserve(kGroupRows * ld);
     p = plan.reserve(floats_for(kGroupRows * ld, 2));
@@ -108,6 +115,7 @@ struct AmxTask {
   const AmxScratch& layout;
   float* scratch;
   int64_t block_rows;
+  int64_t block_keys;
   int64_t packed_seq = -1, packed_head = -1;
   int64_t packed_keys = 0;  // a multiple of kAmxKeyChunk (or past the sequence's end)
 
@@ -169,7 +177,7 @@ struct AmxTask {
       std::memset(o, 0, static_cast<size_t>(lanes * shape.ld_o) * sizeof(float));
     }
     for (int64_t k0 = 0, keys = 0; k0 < visible_end; k0 += keys) {
-      keys = block_span(k0, visible_end, kBlockKeys);
+      keys = block_span(k0, visible_end, block_keys);
       pack_keys_until(seq, kv_head, b, k0 + keys);
       const int64_t key_tiles = round_up(keys, kAmxKeyTile) / kAmxKeyTile;
       const int64_t key_chunks = round_up(keys, kAmxKeyChunk) / kAmxKeyChunk;
@@ -236,12 +244,15 @@ bool amx_forward_fits(const Problem& problem) {
 void cpu_amx_forward(const Problem& problem, const AmxKernels& kernels) {
   const int64_t streams = problem.batch * problem.heads;
   const AmxShape shape(problem.head_dim, problem.seqlen_k);
-  const int64_t block_rows = choose_block_rows(problem, streams, shape);
+  const AmxBlocks forced = amx_blocks_override();
+  const int64_t block_rows =
+      forced.rows != 0 ? forced.rows : choose_block_rows(problem, streams, shape);
+  const int64_t block_keys = forced.keys != 0 ? forced.keys : kBlockKeys;
   const int64_t q_blocks = (problem.seqlen_q + block_rows - 1) / block_rows;
   const int64_t tasks = streams * q_blocks;
   if (tasks == 0) return;
   const int threads = thread_count(problem, tasks);
-  const AmxScratch layout(shape, block_rows);
+  const AmxScratch layout(shape, block_rows, block_keys);
   // Kept from call to call, as in forward.cpp: fresh pages fault at first touch.
   thread_local GrowingScratch kept_scratch;
   float* const scratch = kept_scratch.reserve(threads * layout.plan.size());
@@ -250,9 +261,13 @@ void cpu_amx_forward(const Problem& problem, const AmxKernels& kernels) {
 #pragma omp parallel num_threads(threads)
   {
     kernels.begin_thread();
-    AmxTask task{
-        problem,   kernels, shape, layout, scratch + omp_get_thread_num() * layout.plan.size(),
-        block_rows};
+    AmxTask task{problem,
+                 kernels,
+                 shape,
+                 layout,
+                 scratch + omp_get_thread_num() * layout.plan.size(),
+                 block_rows,
+                 block_keys};
     StreamBlocks::Walk walk(queue, omp_get_thread_num(), threads);
     for (int64_t stream = 0, block = 0; walk.next(stream, block);) {
       task.run(stream / problem.heads, stream % problem.heads,

@@ -11,11 +11,18 @@ namespace {
 
 constexpr const char* kVariable = "FLASHVISION_CPU_FWD_BLOCKS";
 constexpr const char* kSplitVariable = "FLASHVISION_CPU_FWD_KEY_SPLIT";
+constexpr const char* kAmxVariable = "FLASHVISION_CPU_AMX_BLOCKS";
 
 [[noreturn]] void reject(const std::string& value) {
   reject_env(kVariable, value,
              "\"Q,K\": query rows a multiple of 16 and keys a multiple of 8, both from 1 to 1024 "
              "(e.g. \"384,128\")");
+}
+
+[[noreturn]] void reject_amx(const std::string& value) {
+  reject_env(kAmxVariable, value,
+             "\"Q,K\": query rows a multiple of 16 and keys a multiple of 32, both up to 1024 "
+             "(e.g. \"32,256\")");
 }
 
 /// The whole of `text` as a block size that is a multiple of `step` in [step, 1024], else 0.
@@ -35,6 +42,17 @@ Tiling forward_tiling_override(const Tiling& chosen) {
   const int64_t block_k = parse_block(std::string_view(*value).substr(comma + 1), 8);
   if (block_q == 0 || block_k == 0) reject(*value);
   return {block_q, block_k};
+}
+
+AmxBlocks amx_blocks_override() {
+  const std::optional<std::string> value = env_text(kAmxVariable);
+  if (!value) return {};
+  const std::size_t comma = value->find(',');
+  if (comma == std::string::npos) reject_amx(*value);
+  const int64_t rows = parse_block(std::string_view(*value).substr(0, comma), 16);
+  const int64_t keys = parse_block(std::string_view(*value).substr(comma + 1), 32);
+  if (rows == 0 || keys == 0) reject_amx(*value);
+  return {rows, keys};
 }
 
 int forward_key_split_override() {

@@ -74,15 +74,15 @@ TEST(CpuAmx, ForcedMatchesReference) {
 }
 
 TEST(CpuAmx, LongKeysAcrossBlocks) {
-  // Several 128-key blocks, a merged remainder and causal blocks partly hidden, at one thread so
-  // that every task reuses the packed keys of the one before.
+  // Several 256-key blocks (812 = 2 x 256 + a merged remainder of 300) and causal blocks partly
+  // hidden, at one thread so that every task reuses the packed keys of the one before.
   ScopedEnv env("FLASHVISION_CPU_AMX", "1");
   for (const int threads : {1, 0}) {
     AttentionCase c;
     c.dtype = DType::bf16;
     c.batch = 1;
     c.seqlen_q = 333;
-    c.seqlen_k = 461;
+    c.seqlen_k = 812;
     c.heads = 3;
     c.heads_kv = 1;
     c.head_dim = 64;
@@ -107,10 +107,42 @@ TEST(CpuAmx, PackedKeysPastTheL2) {
   }
 }
 
+TEST(CpuAmx, ForcedBlocksMatchReference) {
+  // FLASHVISION_CPU_AMX_BLOCKS: one-tile blocks, blocks that split the sequences unevenly (a
+  // query block of three tiles, merged remainders), key blocks of 256 (sd15-self-16's keys in
+  // one), and blocks longer than every sequence; at one thread and at the default.
+  ScopedEnv amx("FLASHVISION_CPU_AMX", "1");
+  for (const char* blocks : {"16,32", "48,64", "32,256", "1024,1024"}) {
+    SCOPED_TRACE(std::string("FLASHVISION_CPU_AMX_BLOCKS=") + blocks);
+    ScopedEnv env("FLASHVISION_CPU_AMX_BLOCKS", blocks);
+    for (const int threads : {1, 0}) {
+      AttentionCase c = dense_case(DType::bf16, 300, 461, 64);
+      c.heads = 3;
+      c.heads_kv = 1;
+      c.num_threads = threads;
+      check_forward(cpu_target(), c);
+    }
+    check_varlen();
+    AttentionCase wide = dense_case(DType::bf16, 70, 257, 160);
+    wide.layout = Layout::torch;
+    check_forward(cpu_target(), wide);
+  }
+}
+
+TEST(CpuAmx, BadBlocksRejectedByName) {
+  ScopedEnv amx("FLASHVISION_CPU_AMX", "1");
+  const AttentionCase c = dense_case(DType::bf16, 20, 20, 16);
+  for (const char* value : {"32", "20,32", "32,48", "0,32", "2048,64", "32,x", "32,2048", "32,64,"}) {
+    SCOPED_TRACE(value);
+    expect_env_value_rejected(cpu_target(), c, "FLASHVISION_CPU_AMX_BLOCKS", value);
+  }
+}
+
 TEST(CpuAmx, LargeScoresStayFinite) {
-  // Scores far above 1 make the running max move between blocks: O is rescaled, P stays <= 2^8.
+  // Scores far above 1 make the running max move between blocks (700 keys: 256 + 256 + 188): O
+  // is rescaled, P stays <= 2^8.
   ScopedEnv env("FLASHVISION_CPU_AMX", "1");
-  AttentionCase c = dense_case(DType::bf16, 150, 300, 64);
+  AttentionCase c = dense_case(DType::bf16, 150, 700, 64);
   c.softmax_scale = 4.0f;
   check_forward(cpu_target(), c);
 }
