@@ -37,8 +37,8 @@ namespace {
 /// blocks start on packed chunks. Against 128 on the Xeon of BENCH.md (16 threads, alternated in
 /// one process, bench/results/2026-11-30-s19, calls 3 and 4): sd15-self-16 +6..9 %, ViT-B/16 and
 /// ViT-H/14 +7 % (their 197 and 257 keys in one block), sd15-self-32 +14 %, sdxl-self-128 +14 %,
-/// dit-xl2-512 +26 %, flux-1024 +15 %, sd15-self-64 +6 %, vae-mid-512 even (not profiled: a block's O
-/// tiles are loaded and stored once per 32-row group and its set-up is paid once, for twice the
+/// dit-xl2-512 +26 %, flux-1024 +15 %, sd15-self-64 +6 %, vae-mid-512 even (not profiled: a block's
+/// O tiles are loaded and stored once per 32-row group and its set-up is paid once, for twice the
 /// keys). 384 and 512 keys were no better (sd15-self-64 -13 % at 512).
 /// FLASHVISION_CPU_AMX_BLOCKS may set another multiple of 32.
 constexpr int64_t kBlockKeys = 256;
@@ -261,13 +261,9 @@ void cpu_amx_forward(const Problem& problem, const AmxKernels& kernels) {
 #pragma omp parallel num_threads(threads)
   {
     kernels.begin_thread();
-    AmxTask task{problem,
-                 kernels,
-                 shape,
-                 layout,
-                 scratch + omp_get_thread_num() * layout.plan.size(),
-                 block_rows,
-                 block_keys};
+    AmxTask task{
+        problem,    kernels,   shape, layout, scratch + omp_get_thread_num() * layout.plan.size(),
+        block_rows, block_keys};
     StreamBlocks::Walk walk(queue, omp_get_thread_num(), threads);
     for (int64_t stream = 0, block = 0; walk.next(stream, block);) {
       task.run(stream / problem.heads, stream % problem.heads,

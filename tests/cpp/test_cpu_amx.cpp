@@ -132,7 +132,8 @@ TEST(CpuAmx, ForcedBlocksMatchReference) {
 TEST(CpuAmx, BadBlocksRejectedByName) {
   ScopedEnv amx("FLASHVISION_CPU_AMX", "1");
   const AttentionCase c = dense_case(DType::bf16, 20, 20, 16);
-  for (const char* value : {"32", "20,32", "32,48", "0,32", "2048,64", "32,x", "32,2048", "32,64,"}) {
+  for (const char* value :
+       {"32", "20,32", "32,48", "0,32", "2048,64", "32,x", "32,2048", "32,64,"}) {
     SCOPED_TRACE(value);
     expect_env_value_rejected(cpu_target(), c, "FLASHVISION_CPU_AMX_BLOCKS", value);
   }
