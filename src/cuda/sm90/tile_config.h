@@ -115,8 +115,8 @@ constexpr int text_block_n(int bucket) { return bucket == 64 ? 80 : 0; }
 /// a 77-token prompt), else its own. Those calls are short and bound by latency and memory, not by
 /// the GEMMs that padding 48 columns to 64 enlarges: at bucket 64 they get the 80-key block instead
 /// of 96 keys, 128-byte swizzled panels (bucket 48's 32-byte panels take three TMA boxes a tile)
-/// and the paired direct stores of O. Measured at bucket 64 on the H200 (session 18): SDXL's cross
-/// attention, 20 heads of 64, 17.6 us; SD 1.5's, 16 heads of 40 at bucket 48, 18.7 us.
+/// and the paired direct stores of O. On the H200 SD 1.5's cross-attention (16 heads of 40) took
+/// 17.8-18.0 us at bucket 48 and 16.2-16.4 us here (bench/results/2026-11-30-s19, call 1).
 constexpr int fwd_text_bucket(int bucket, long long max_seqlen_k) {
   return bucket == 48 && max_seqlen_k <= text_block_n(64) ? 64 : bucket;
 }
