@@ -865,9 +865,8 @@ sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
 
 /// The split of the forward's last wave for p with `tile` on `sm_count` SMs: dense non-causal
 /// problems only (their tiles all have the same keys); causal and varlen problems keep whole
-/// tiles. Above D = 256 each launch of a 256-column half of V and O (run_forward_sm90) splits its
-/// own tiles alike: the VAE's one head of 512 has 32 query tiles for 132 SMs, so unsplit every
-/// launch left three quarters of them idle.
+/// tiles. Above D = 256 the tiles of both 256-column slices of V and O split alike: the VAE's one
+/// head of 512 has 64 such tiles for 132 SMs.
 FwdSplit sm90_forward_split(const Problem& p, int bucket, const sm90::FwdTile& tile, int64_t tiles,
                             int sm_count) {
   const int request = forward_split_request("FLASHVISION_SM90_FWD_SPLIT");
@@ -915,33 +914,14 @@ bool sm90_cross_tile(const Problem& p, const sm90::FwdParams& params, const sm90
                                          p.varlen, params.num_units != params.num_tiles);
 }
 
-/// The combine of the sm90 launch that covers columns [col0, col0 + cols) of V and O: its split
-/// units' partial O rows hold those columns only. Each launch's partial LSEs come from the same
-/// scores, so every combine writes the same LSE.
-FwdCombineParams combine_columns(const sm90::FwdParams& params, int col0, int cols) {
-  FwdCombineParams c = combine_params(params);
-  // The sm90 forward takes f16 and bf16 only: 2 bytes an element.
-  c.out.data = static_cast<char*>(c.out.data) + static_cast<std::ptrdiff_t>(col0) * 2;
-  c.head_dim = cols;
-  return c;
-}
-
-/// Queues the forward's launches (one per 256-column half of V and O above D = 256) with the
-/// tensor maps of Q and K set, each followed by the combine of its split tiles: the launches
-/// share the split workspace, which the stream hands from one combine to the next launch.
+/// Queues the forward (tensor maps set) and the combine of its split tiles, whose partial O rows
+/// hold one slice's columns each.
 void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
                       const sm90::FwdTile& tile) {
-  const int swizzle = sm90::swizzle_bytes(bucket);
-  const int columns = sm90::value_columns(bucket);
-  for (int col0 = 0; col0 < p.head_dim; col0 += columns) {
-    sm90::OperandGeometry v = geometry(p, p.v, true);
-    v.data = static_cast<const char*>(v.data) + col0 * 2;
-    v.head_dim = std::min<int64_t>(columns, p.head_dim - col0);
-    params.tmap_v = sm90::make_tensor_map(v, swizzle / 2, tile.block_n, swizzle);
-    params.v_col0 = col0;
-    sm90::forward(p.dtype, bucket, tile.block_m, tile.block_n, params, p.stream);
-    combine_split(p.dtype, combine_columns(params, col0, static_cast<int>(v.head_dim)), p.stream);
-  }
+  sm90::forward(p.dtype, bucket, tile.block_m, tile.block_n, params, p.stream);
+  FwdCombineParams combine = combine_params(params);
+  combine.value_slices = sm90::value_slices(bucket);
+  combine_split(p.dtype, combine, p.stream);
 }
 
 }  // namespace
@@ -981,7 +961,8 @@ bool cuda_sm90_supports(const Problem& p, std::string* why) {
   if (rows > INT32_MAX - 256) {
     return fail(why, "the sm90 forward addresses rows with 32-bit TMA coordinates");
   }
-  if (ceil_div(p.seqlen_q, tile.block_m) * p.batch * p.heads > INT32_MAX) {
+  if (ceil_div(p.seqlen_q, tile.block_m) * p.batch * p.heads * sm90::value_slices(bucket) >
+      INT32_MAX) {
     return fail(why, "the problem needs more than 2^31 tiles of the sm90 schedule");
   }
   return true;
@@ -1042,7 +1023,8 @@ void forward_sm90(const Problem& p) {
   set_output_params(params, p);
   params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, tile.block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
-  params.num_tiles = static_cast<int>(params.num_m_blocks * p.batch * p.heads);
+  params.num_tiles =
+      static_cast<int>(params.num_m_blocks * p.batch * p.heads * sm90::value_slices(bucket));
   const FwdSplit split = sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
   set_forward_schedule(params, split, tile, bucket, sm_count);
   params.cross_tile = sm90_cross_tile(p, params, tile) ? 1 : 0;
@@ -1050,6 +1032,8 @@ void forward_sm90(const Problem& p) {
   params.tmap_q =
       sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);
   params.tmap_k = sm90::make_tensor_map(geometry(p, p.k, true), swizzle / 2, tile.block_n, swizzle);
+  // One panel a box: above D = 256 a tile loads its slice's panels from its column v_col0.
+  params.tmap_v = sm90::make_tensor_map(geometry(p, p.v, true), swizzle / 2, tile.block_n, swizzle);
   with_split_workspace(p, params, [&] { run_forward_sm90(p, params, bucket, tile); });
 }
 

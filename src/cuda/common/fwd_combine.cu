@@ -42,8 +42,10 @@ __global__ void __launch_bounds__(kCombineThreads)
   const int tile_row = in_grid ? static_cast<int>(split_row % p.split_rows) : 0;
   // The tile's place (fwd_combine.h); splits are dense-only, so the sequence's rows start at 0.
   const int tile = p.split_tile0 + tile_rank;
-  const int m_block = p.num_m_blocks - 1 - tile % p.num_m_blocks;
-  const int bh = tile / p.num_m_blocks;
+  const int slice = tile % p.value_slices;
+  const int block = tile / p.value_slices;
+  const int m_block = p.num_m_blocks - 1 - block % p.num_m_blocks;
+  const int bh = block / p.num_m_blocks;
   const int head = bh % p.heads;
   const int seq = bh / p.heads;
   const int row = m_block * p.split_rows + tile_row;
@@ -75,10 +77,12 @@ __global__ void __launch_bounds__(kCombineThreads)
   }
   if (!valid) return;
 
-  T* out_row = operand_at<T>(p.out, seq, row, head);
+  const int col0 = slice * p.split_cols;
+  T* out_row = operand_at<T>(p.out, seq, row, head) + col0;
   const float* o_row = p.split_o + (unit0 * p.split_rows + tile_row) * p.split_cols;
   const int64_t part_stride = static_cast<int64_t>(p.split_rows) * p.split_cols;
-  for (int col = sub * 4; col < p.head_dim; col += kLanes * 4) {
+  const int cols = min(p.split_cols, p.head_dim - col0);
+  for (int col = sub * 4; col < cols; col += kLanes * 4) {
     float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
     for (int part = 0; part < kFwdMaxSplitParts; ++part) {
@@ -94,7 +98,8 @@ __global__ void __launch_bounds__(kCombineThreads)
     *reinterpret_cast<uint2*>(out_row + col) =
         make_uint2(ptx::pack2<T>(acc.x, acc.y), ptx::pack2<T>(acc.z, acc.w));
   }
-  if (p.lse != nullptr && sub == 0) {
+  // Every slice of a query block has the same LSE: the first writes it.
+  if (p.lse != nullptr && sub == 0 && slice == 0) {
     p.lse[seq * p.lse_seq_stride + head * p.lse_head_stride + row * p.lse_row_stride] =
         empty ? -INFINITY : max_lse + logf(sum);
   }

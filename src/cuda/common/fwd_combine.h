@@ -1,6 +1,7 @@
 // The combine of a forward's split tiles (fwd_split.h), shared by the sm80 and sm90 forwards: both
-// number their tiles alike (tile t is query block num_m_blocks - 1 - t % num_m_blocks of
-// (sequence, head) t / num_m_blocks) and write a split unit's partial result in the layout below.
+// number their tiles alike (tile t covers slice t % value_slices of V and O's columns, and query
+// block num_m_blocks - 1 - b % num_m_blocks of (sequence, head) b / num_m_blocks, where
+// b = t / value_slices) and write a split unit's partial result in the layout below.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,9 @@ struct FwdCombineParams {
   int seqlen_q = 0;
   int head_dim = 0;  ///< real D: the columns of out written
   int num_m_blocks = 0;
+  /// Tiles per query block and head, each with split_cols of V and O's columns from
+  /// slice * split_cols (the sm90 forward above D = 256: 2); 1 elsewhere.
+  int value_slices = 1;
   int num_tiles = 0;    ///< tiles of the forward; those from split_tile0 on are split
   int split_tile0 = 0;  ///< == num_tiles: nothing to combine
   int split_parts = 1;
@@ -28,7 +32,7 @@ struct FwdCombineParams {
   const float* split_o = nullptr;
   const float* split_lse = nullptr;
   int split_rows = 0;  ///< query rows of a tile
-  int split_cols = 0;  ///< columns of a partial O row: a multiple of 4, at least head_dim
+  int split_cols = 0;  ///< columns of a partial O row: a multiple of 4, at least a slice's
 };
 
 /// Merges the split tiles' partial results into out and lse on `stream` (nothing when no tile is

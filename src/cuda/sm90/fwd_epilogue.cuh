@@ -17,10 +17,11 @@
 
 namespace flashvision::detail::sm90 {
 
-/// Writes the LSE of this thread's two rows (one lane of each quad).
+/// Writes the LSE of this thread's two rows (one lane of each quad). Above D = 256 the first
+/// slice's tile writes it (every slice computes the same scores).
 __device__ __forceinline__ void store_lse(const FwdParams& p, const WorkTile& w, int row0,
                                           const float (&lse)[1][2], int lane) {
-  if (p.lse == nullptr || lane % 4 != 0) return;
+  if (p.lse == nullptr || w.v_col0 != 0 || lane % 4 != 0) return;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int row = row0 + lane / 4 + half * 8;
@@ -31,7 +32,7 @@ __device__ __forceinline__ void store_lse(const FwdParams& p, const WorkTile& w,
   }
 }
 
-/// O straight from the accumulators, columns from p.v_col0. A quad of lanes holds 4 bytes of a
+/// O straight from the accumulators, columns from w.v_col0. A quad of lanes holds 4 bytes of a
 /// row in each 8-column tile (lane t: columns 2t, 2t+1); alone, those 4-byte stores half-fill the
 /// 32-byte sectors they write. For each pair of tiles one exchange between lanes t and t ^ 1 gives
 /// every lane 8 contiguous bytes of the pair's 16 columns: even lanes their own tile-d columns and
@@ -53,7 +54,7 @@ __device__ __forceinline__ void store_output_direct(const FwdParams& p, const Wo
     const int row = row0 + lane / 4 + half * 8;
     const bool row_valid = row < w.rows.q_len;
     T* out_row =
-        row_valid ? operand_at<T>(p.out, w.seq, w.rows.q_begin + row, w.head) + p.v_col0 : nullptr;
+        row_valid ? operand_at<T>(p.out, w.seq, w.rows.q_begin + row, w.head) + w.v_col0 : nullptr;
 #pragma unroll
     for (int d = 0; d < kHeadDimV / 8; d += 2) {
       const uint32_t own_d = ptx::pack2<T>(acc_o[0][d][2 * half] * inv_sum[0][half],
@@ -63,7 +64,7 @@ __device__ __forceinline__ void store_output_direct(const FwdParams& p, const Wo
       // Every lane of the warp takes part in the exchange, rows past the sequence included.
       const uint32_t received = __shfl_xor_sync(0xffffffffu, odd ? own_d : own_next, 1);
       const uint2 chunk = odd ? make_uint2(received, own_next) : make_uint2(own_d, received);
-      if (row_valid && p.v_col0 + (d + tile_of_pair) * 8 < p.shape.head_dim) {
+      if (row_valid && w.v_col0 + (d + tile_of_pair) * 8 < p.shape.head_dim) {
         *reinterpret_cast<uint2*>(out_row + d * 8 + unit * 2) = chunk;
       }
     }
@@ -110,9 +111,9 @@ __device__ __forceinline__ void store_columns_staged(const FwdParams& p, const W
   }
   __syncwarp();
   constexpr int kChunksPerRow = kCols / 8;
-  T* const out = operand_at<T>(p.out, w.seq, w.rows.q_begin + row0, w.head) + p.v_col0 + kCol0;
+  T* const out = operand_at<T>(p.out, w.seq, w.rows.q_begin + row0, w.head) + w.v_col0 + kCol0;
   const int rows_valid = w.rows.q_len - row0;
-  const int cols_valid = p.shape.head_dim - p.v_col0 - kCol0;
+  const int cols_valid = p.shape.head_dim - w.v_col0 - kCol0;
 #pragma unroll
   for (int step = 0; step < kChunksPerRow / 2; ++step) {  // 16 rows x kChunksPerRow over 32 lanes
     const int index = step * 32 + lane;

@@ -9,14 +9,15 @@
 
 namespace flashvision::detail::sm90 {
 
-/// Issues the TMA loads of one kRows-row tile, one box per column panel, all on `bar`.
+/// Issues the TMA loads of one kRows-row tile, one box per column panel from column col0, all on
+/// `bar`.
 template <int kHeadDim, int kBlockM, int kBlockN, int kRows, int kPanels>
-__device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap* map, int row, int head,
-                                          int seq_coord, uint32_t bar) {
+__device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap* map, int col0, int row,
+                                          int head, int seq_coord, uint32_t bar) {
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
 #pragma unroll
   for (int panel = 0; panel < kPanels; ++panel) {
-    tma_load_4d(dst + panel * kRows * Tr::kSwizzle, map, panel * Tr::kPanelCols, row, head,
+    tma_load_4d(dst + panel * kRows * Tr::kSwizzle, map, col0 + panel * Tr::kPanelCols, row, head,
                 seq_coord, bar);
   }
 }
@@ -35,7 +36,7 @@ __device__ __forceinline__ void produce(const FwdParams& p,
     mbarrier_wait(smem.q_empty(), (q_round & 1) ^ 1);
     mbarrier_arrive_expect_tx(smem.q_full(), Tr::kQBytes);
     load_tile<kHeadDim, kBlockM, kBlockN, Tr::kBlockM, Tr::kPanels>(
-        smem.q(), &p.tmap_q, static_cast<int>(w.rows.q_begin) + w.m0, w.head, w.seq_coord,
+        smem.q(), &p.tmap_q, 0, static_cast<int>(w.rows.q_begin) + w.m0, w.head, w.seq_coord,
         smem.q_full());
     ++q_round;
     for (int j = 0; j < w.n_blocks; ++j, ++ring.index) {
@@ -46,11 +47,12 @@ __device__ __forceinline__ void produce(const FwdParams& p,
       mbarrier_wait(smem.k_empty(stage), free_parity);
       mbarrier_arrive_expect_tx(smem.k_full(stage), Tr::kKBytes);
       load_tile<kHeadDim, kBlockM, kBlockN, Tr::kBlockN, Tr::kPanels>(
-          smem.k(stage), &p.tmap_k, key_row, w.head_kv, w.seq_coord, smem.k_full(stage));
+          smem.k(stage), &p.tmap_k, 0, key_row, w.head_kv, w.seq_coord, smem.k_full(stage));
       mbarrier_wait(smem.v_empty(stage), free_parity);
       mbarrier_arrive_expect_tx(smem.v_full(stage), Tr::kVBytes);
       load_tile<kHeadDim, kBlockM, kBlockN, Tr::kBlockN, Tr::kPanelsV>(
-          smem.v(stage), &p.tmap_v, key_row, w.head_kv, w.seq_coord, smem.v_full(stage));
+          smem.v(stage), &p.tmap_v, w.v_col0, key_row, w.head_kv, w.seq_coord,
+          smem.v_full(stage));
     }
   }
 }

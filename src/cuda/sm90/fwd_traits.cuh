@@ -34,9 +34,10 @@ struct FwdTraits {
   /// wgmma swizzle atom width).
   static constexpr int kPanelCols = kSwizzle / 2;
   static constexpr int kPanels = kHeadDim / kPanelCols;
-  /// Columns of V (and O) one launch covers: above 256 (the widest wgmma N and the most O
-  /// accumulators a thread can hold) the host runs the kernel once per 256-column half.
+  /// Columns of V (and O) one tile covers: above 256 (the widest wgmma N and the most O
+  /// accumulators a thread can hold) each query block has a tile per 256-column slice.
   static constexpr int kHeadDimV = value_columns(kHeadDim);
+  static constexpr int kValueSlices = value_slices(kHeadDim);
   static constexpr int kPanelsV = kHeadDimV / kPanelCols;
   /// Whether the online softmax moves a row's max only past a slack and skips O's rescale when no
   /// row of a warp moved it (OnlineSoftmax's kLazyMax). Measured on the H200 (bench/results/
@@ -108,6 +109,7 @@ struct WorkTile {
   int n_blocks;   ///< key blocks visited from n_block0, walked from the last down (masked first)
   int seq_coord;  ///< the tensor maps' sequence coordinate (0 in varlen mode: rows are global)
   int partial;    ///< index of the unit's partial result (FwdParams::split_o), -1: a whole tile
+  int v_col0;     ///< first column of V and O the tile covers (its slice, above D = 256)
 
   /// Whether the block has rows to write (varlen sequences shorter than the longest have none).
   __device__ bool has_rows() const { return m0 < rows.q_len; }
@@ -115,7 +117,8 @@ struct WorkTile {
 
 /// The work unit with schedule index `unit`: a whole tile, or from split_tile0 on one key range
 /// of a tile. Tiles are ordered so that the longest query blocks (most keys under the causal
-/// mask) come first.
+/// mask) come first; above D = 256 the slices of a query block are adjacent, so that they read
+/// the same Q and K blocks close together (from L2).
 template <int kHeadDim, int kBlockM, int kBlockN>
 __device__ __forceinline__ WorkTile locate_work(const FwdParams& p, int unit) {
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
@@ -128,8 +131,11 @@ __device__ __forceinline__ WorkTile locate_work(const FwdParams& p, int unit) {
     tile = p.split_tile0 + rank / p.split_parts;
     part = rank % p.split_parts;
   }
-  const int m_block = p.num_m_blocks - 1 - tile % p.num_m_blocks;
-  const int bh = tile / p.num_m_blocks;
+  const int slice = tile % Tr::kValueSlices;
+  const int block = tile / Tr::kValueSlices;
+  const int m_block = p.num_m_blocks - 1 - block % p.num_m_blocks;
+  const int bh = block / p.num_m_blocks;
+  t.v_col0 = slice * Tr::kHeadDimV;
   t.head = bh % s.heads;
   t.seq = bh / s.heads;
   t.head_kv = t.head / s.group;

@@ -16,7 +16,7 @@ struct FwdParams {
   float* lse = nullptr;  ///< optional; addressed by (seq, head, row) strides below
   int64_t lse_seq_stride = 0, lse_head_stride = 0, lse_row_stride = 0;
   int num_m_blocks = 0;
-  int num_tiles = 0;  ///< num_m_blocks x heads x sequences
+  int num_tiles = 0;  ///< num_m_blocks x heads x sequences x value_slices (tile_config.h)
   /// Work units of the schedule: the tiles before split_tile0 whole, then split_parts key ranges
   /// of each tile from split_tile0 on (the last wave's tiles, common/fwd_split.h). Without a
   /// split, num_units == split_tile0 == num_tiles.
@@ -35,7 +35,6 @@ struct FwdParams {
   float* split_lse = nullptr;
   int split_rows = 0;  ///< query rows of a tile (kBlockM)
   int split_cols = 0;  ///< columns of V and O (kHeadDimV)
-  int v_col0 = 0;      ///< first column of V and O this launch covers (head dims above 256)
   CUtensorMap tmap_q;  ///< box: one swizzle panel x kBlockM rows
   CUtensorMap tmap_k;  ///< box: one swizzle panel x kBlockN rows
   CUtensorMap tmap_v;

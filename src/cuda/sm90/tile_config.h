@@ -24,8 +24,12 @@ constexpr int swizzle_bytes(int bucket) {
   return bucket % 64 == 0 ? 128 : (bucket % 32 == 0 ? 64 : 32);
 }
 
-/// Columns of V and O one kernel launch covers for a bucket.
+/// Columns of V and O one tile covers for a bucket.
 constexpr int value_columns(int bucket) { return bucket > 256 ? 256 : bucket; }
+
+/// Tiles per query block and head: one per value_columns-wide slice of V and O (two at 512, whose
+/// slices recompute the same scores).
+constexpr int value_slices(int bucket) { return (bucket + value_columns(bucket) - 1) / value_columns(bucket); }
 
 /// kBlockM query rows (64 per consumer warpgroup), kBlockN keys per step, kStages K/V buffers.
 struct FwdTile {

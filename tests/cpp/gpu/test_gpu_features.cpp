@@ -296,10 +296,11 @@ TEST_F(GpuSm90Dispatch, HeadDimsAbove256SplitTheLastWaveOfEachHalf) {
 #ifndef FLASHVISION_TEST_HEAD_DIM_512
   GTEST_SKIP() << "this build did not compile head-dim bucket 512 (FLASHVISION_HEAD_DIMS)";
 #else
-  // Each 256-column launch splits its own tiles over the keys and its combine writes its own
-  // columns of O (and the LSE): the model's choice (which splits these single heads: a few query
-  // tiles for 132 SMs) and forced part counts, on the VAE's width and on one whose second half is
-  // partly padding; keys that end inside a block, and a query tile with rows for one consumer.
+  // The tiles of both 256-column halves split over the keys, and the combine writes each half's
+  // columns of O (and the LSE once): the model's choice (which splits these single heads: a few
+  // query tiles for 132 SMs) and forced part counts, on the VAE's width and on one whose second
+  // half is partly padding; keys that end inside a block, and a query tile with rows for one
+  // consumer.
   for (const char* parts : {"auto", "2", "3", "8"}) {
     ScopedEnv env("FLASHVISION_SM90_FWD_SPLIT", parts);
     SCOPED_TRACE(std::string("FLASHVISION_SM90_FWD_SPLIT=") + parts);
