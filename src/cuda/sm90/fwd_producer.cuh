@@ -51,8 +51,7 @@ __device__ __forceinline__ void produce(const FwdParams& p,
       mbarrier_wait(smem.v_empty(stage), free_parity);
       mbarrier_arrive_expect_tx(smem.v_full(stage), Tr::kVBytes);
       load_tile<kHeadDim, kBlockM, kBlockN, Tr::kBlockN, Tr::kPanelsV>(
-          smem.v(stage), &p.tmap_v, w.v_col0, key_row, w.head_kv, w.seq_coord,
-          smem.v_full(stage));
+          smem.v(stage), &p.tmap_v, w.v_col0, key_row, w.head_kv, w.seq_coord, smem.v_full(stage));
     }
   }
 }

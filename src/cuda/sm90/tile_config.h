@@ -29,7 +29,9 @@ constexpr int value_columns(int bucket) { return bucket > 256 ? 256 : bucket; }
 
 /// Tiles per query block and head: one per value_columns-wide slice of V and O (two at 512, whose
 /// slices recompute the same scores).
-constexpr int value_slices(int bucket) { return (bucket + value_columns(bucket) - 1) / value_columns(bucket); }
+constexpr int value_slices(int bucket) {
+  return (bucket + value_columns(bucket) - 1) / value_columns(bucket);
+}
 
 /// kBlockM query rows (64 per consumer warpgroup), kBlockN keys per step, kStages K/V buffers.
 struct FwdTile {

@@ -104,6 +104,17 @@ TEST(Sm90FwdSplit, ImageCasesOnTheH200) {
   EXPECT_GT(detail::fwd_tail_split(dit, detail::kFwdSplitOn).parts, 1);  // forced, it splits
   // vit-b16-224: one 208-key block per tile, nothing to split.
   EXPECT_EQ(detail::fwd_tail_split(geometry(6144, 1, 128, 208, 64), detail::kFwdSplitOn).parts, 1);
+  // vae-mid-512: 32 query blocks of one head, a tile per 256-column slice of V and O, 128 blocks
+  // of 32 keys: 64 tiles leave 68 SMs idle; two parts of 64 blocks fill 128 of them in one round
+  // (the H200 ran it 114 -> 100 us against four parts of two launches, and 318 us unsplit).
+  EXPECT_EQ(sm90::value_slices(512), 2);
+  EXPECT_EQ(sm90::value_slices(256), 1);
+  const detail::FwdSplitGeometry vae =
+      geometry(32 * sm90::value_slices(512), 128, 128, sm90::fwd_tile(512).block_n, 512);
+  const detail::FwdSplit v = detail::fwd_tail_split(vae, detail::kFwdSplitAuto);
+  EXPECT_EQ(v.parts, 2);
+  EXPECT_EQ(v.blocks_per_part, 64);
+  EXPECT_LT(detail::fwd_split_cost(vae, v), 0.6 * detail::fwd_split_cost(vae, {1, 128}));
 }
 
 TEST(Sm90FwdSplit, RequestsOffOnAndCounts) {
