@@ -12,6 +12,7 @@
 #include "cuda/common/cuda_check.h"
 #include "cuda/common/dtype_map.cuh"
 #include "cuda/common/fwd_split.h"
+#include "cuda/common/fwd_tile_order.cuh"
 #include "cuda/common/ptx.cuh"
 #include "cuda/common/tile_io.cuh"
 #include "flashvision/error.h"
@@ -41,14 +42,11 @@ __global__ void __launch_bounds__(kCombineThreads)
   const int tile_rank = in_grid ? static_cast<int>(split_row / p.split_rows) : 0;
   const int tile_row = in_grid ? static_cast<int>(split_row % p.split_rows) : 0;
   // The tile's place (fwd_combine.h); splits are dense-only, so the sequence's rows start at 0.
-  const int tile = p.split_tile0 + tile_rank;
-  const int slice = tile % p.value_slices;
-  const int block = tile / p.value_slices;
-  const int m_block = p.num_m_blocks - 1 - block % p.num_m_blocks;
-  const int bh = block / p.num_m_blocks;
-  const int head = bh % p.heads;
-  const int seq = bh / p.heads;
-  const int row = m_block * p.split_rows + tile_row;
+  const FwdTilePlace place =
+      fwd_tile_place(p.split_tile0 + tile_rank, p.num_m_blocks, p.value_slices);
+  const int head = place.bh % p.heads;
+  const int seq = place.bh / p.heads;
+  const int row = place.m_block * p.split_rows + tile_row;
   const bool valid = in_grid && row < p.seqlen_q;
 
   // Lane `part` of the group holds that part's LSE; parts without keys for the row have -inf and
@@ -77,7 +75,7 @@ __global__ void __launch_bounds__(kCombineThreads)
   }
   if (!valid) return;
 
-  const int col0 = slice * p.split_cols;
+  const int col0 = place.slice * p.split_cols;
   T* out_row = operand_at<T>(p.out, seq, row, head) + col0;
   const float* o_row = p.split_o + (unit0 * p.split_rows + tile_row) * p.split_cols;
   const int64_t part_stride = static_cast<int64_t>(p.split_rows) * p.split_cols;
@@ -99,7 +97,7 @@ __global__ void __launch_bounds__(kCombineThreads)
         make_uint2(ptx::pack2<T>(acc.x, acc.y), ptx::pack2<T>(acc.z, acc.w));
   }
   // Every slice of a query block has the same LSE: the first writes it.
-  if (p.lse != nullptr && sub == 0 && slice == 0) {
+  if (p.lse != nullptr && sub == 0 && place.slice == 0) {
     p.lse[seq * p.lse_seq_stride + head * p.lse_head_stride + row * p.lse_row_stride] =
         empty ? -INFINITY : max_lse + logf(sum);
   }

@@ -1,7 +1,6 @@
 // The combine of a forward's split tiles (fwd_split.h), shared by the sm80 and sm90 forwards: both
-// number their tiles alike (tile t covers slice t % value_slices of V and O's columns, and query
-// block num_m_blocks - 1 - b % num_m_blocks of (sequence, head) b / num_m_blocks, where
-// b = t / value_slices) and write a split unit's partial result in the layout below.
+// number their tiles alike (fwd_tile_order.cuh) and write a split unit's partial result in the
+// layout below.
 #pragma once
 
 #include <cstdint>

@@ -14,6 +14,7 @@
 
 #include "cuda/common/cuda_check.h"
 #include "cuda/common/dtype_map.cuh"
+#include "cuda/common/fwd_tile_order.cuh"
 #include "cuda/common/online_softmax.cuh"
 #include "cuda/common/score_mask.cuh"
 #include "cuda/common/tile_io.cuh"
@@ -71,10 +72,9 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
 
   const ShapeParams& s = p.shape;
   // The longest query blocks (most keys under the causal mask) are scheduled first.
-  const int tile = fwd_cta_tile(p);
-  const int m_block = p.num_m_blocks - 1 - tile % p.num_m_blocks;
-  const int bh = tile / p.num_m_blocks;
-  const int head = bh % s.heads, seq = bh / s.heads;
+  const FwdTilePlace place = fwd_tile_place(fwd_cta_tile(p), p.num_m_blocks, 1);
+  const int m_block = place.m_block;
+  const int head = place.bh % s.heads, seq = place.bh / s.heads;
   const SeqRange r = seq_range(s, seq);
   const int m0 = m_block * kBlockM;
   if (m0 >= r.q_len) return;

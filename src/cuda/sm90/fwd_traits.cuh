@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "cuda/common/fwd_tile_order.cuh"
 #include "cuda/common/online_softmax.cuh"
 #include "cuda/common/tile_io.cuh"
 #include "cuda/sm90/params.h"
@@ -115,10 +116,8 @@ struct WorkTile {
   __device__ bool has_rows() const { return m0 < rows.q_len; }
 };
 
-/// The work unit with schedule index `unit`: a whole tile, or from split_tile0 on one key range
-/// of a tile. Tiles are ordered so that the longest query blocks (most keys under the causal
-/// mask) come first; above D = 256 the slices of a query block are adjacent, so that they read
-/// the same Q and K blocks close together (from L2).
+/// The work unit with schedule index `unit`: a whole tile (numbered as fwd_tile_order.cuh says),
+/// or from split_tile0 on one key range of a tile.
 template <int kHeadDim, int kBlockM, int kBlockN>
 __device__ __forceinline__ WorkTile locate_work(const FwdParams& p, int unit) {
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
@@ -131,16 +130,13 @@ __device__ __forceinline__ WorkTile locate_work(const FwdParams& p, int unit) {
     tile = p.split_tile0 + rank / p.split_parts;
     part = rank % p.split_parts;
   }
-  const int slice = tile % Tr::kValueSlices;
-  const int block = tile / Tr::kValueSlices;
-  const int m_block = p.num_m_blocks - 1 - block % p.num_m_blocks;
-  const int bh = block / p.num_m_blocks;
-  t.v_col0 = slice * Tr::kHeadDimV;
-  t.head = bh % s.heads;
-  t.seq = bh / s.heads;
+  const FwdTilePlace place = fwd_tile_place(tile, p.num_m_blocks, Tr::kValueSlices);
+  t.v_col0 = place.slice * Tr::kHeadDimV;
+  t.head = place.bh % s.heads;
+  t.seq = place.bh / s.heads;
   t.head_kv = t.head / s.group;
   t.rows = seq_range(s, t.seq);
-  t.m0 = m_block * Tr::kBlockM;
+  t.m0 = place.m_block * Tr::kBlockM;
   // Keys this block can see at all: under the causal mask the last row's limit bounds the rest.
   int n_end = t.rows.k_len;
   if (s.causal) n_end = max(0, min(t.rows.k_len, t.m0 + Tr::kBlockM + t.rows.k_len - t.rows.q_len));
