@@ -1,0 +1,1 @@
+export OMP_PROC_BIND=close OMP_PLACES=cores; (timeout 60 .devbin/s20/amxprobe2 | head -24; timeout 60 .devbin/s20/amxprobe4; timeout 60 .devbin/s20/amxprobe2 | head -12) 2>&1 | tee $OUT/probes.txt   # call1-probe/amxprobe2.cpp, call3-probe/amxprobe4.cpp
