@@ -2,7 +2,8 @@
 
 Functions here take numpy arrays (float32, float16; CPU) or torch tensors (float32, float16,
 bfloat16; CPU or CUDA) and allocate their outputs in the caller's framework. torch is imported only
-when torch tensors are passed or ``flashvision.torch`` is imported.
+when torch tensors are passed or ``flashvision.torch`` (or ``flashvision.integrations``) is first
+used; ``import flashvision`` alone is enough to reach them.
 
 >>> out = flashvision.attention(q, k, v)                 # q [B, N, H, D], k/v [B, Nk, Hkv, D]
 >>> out = flashvision.attention(q, k, v, layout="bhsd")  # q [B, H, N, D] (PyTorch SDPA order)
@@ -22,6 +23,20 @@ from ._frontend import (
 __version__ = _C.__version__
 # The git commit the extension was built from ("<sha>[-dirty]" or "unknown").
 __build_commit__ = _C.__build_commit__
+
+# Submodules that need torch or a model library: loaded on first access, so that `import
+# flashvision` stays free of them and `flashvision.torch.scaled_dot_product_attention` works after
+# it without a second import.
+_LAZY_SUBMODULES = ("torch", "integrations")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'flashvision' has no attribute {name!r}")
+
 
 __all__ = [
     "Error",

@@ -45,6 +45,25 @@ def _with_causal(shapes):
             for s in shapes for c in (False, True) if not c or s[3] == s[4]]
 
 
+def test_submodules_reached_from_the_package_alone():
+    import subprocess
+    import sys
+
+    code = ("import torch, flashvision\n"
+            "q = torch.randn(1, 2, 5, 8)\n"
+            "out = flashvision.torch.scaled_dot_product_attention(q, q, q)\n"
+            "ref = torch.nn.functional.scaled_dot_product_attention(q, q, q)\n"
+            "assert (out - ref).abs().max().item() < 1e-5, 'flashvision.torch differs from SDPA'\n"
+            "assert flashvision.integrations.__name__ == 'flashvision.integrations'\n"
+            "try:\n"
+            "    flashvision.no_such_name\n"
+            "except AttributeError as e:\n"
+            "    assert 'no_such_name' in str(e), e\n"
+            "else:\n"
+            "    raise SystemExit('flashvision.no_such_name did not raise')\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("shape, causal", _with_causal(SDPA_SHAPES))
 def test_sdpa_forward_as_accurate_as_torch(gen, dtype, shape, causal):
