@@ -863,6 +863,13 @@ sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
   return sm90::fwd_tile(bucket, block_m, block_n);
 }
 
+/// Tiles of the sm90 forward's schedule for p with `block_m`-row tiles of `bucket`: one per query
+/// block, head and sequence, and per value slice above D = 256. cuda_sm90_supports bounds the
+/// count the forward then launches.
+int64_t sm90_forward_tiles(const Problem& p, int bucket, int block_m) {
+  return ceil_div(p.seqlen_q, block_m) * p.batch * p.heads * sm90::value_slices(bucket);
+}
+
 /// The split of the forward's last wave for p with `tile` on `sm_count` SMs: dense non-causal
 /// problems only (their tiles all have the same keys); causal and varlen problems keep whole
 /// tiles. Above D = 256 the tiles of both 256-column slices of V and O split alike: the VAE's one
@@ -961,8 +968,7 @@ bool cuda_sm90_supports(const Problem& p, std::string* why) {
   if (rows > INT32_MAX - 256) {
     return fail(why, "the sm90 forward addresses rows with 32-bit TMA coordinates");
   }
-  if (ceil_div(p.seqlen_q, tile.block_m) * p.batch * p.heads * sm90::value_slices(bucket) >
-      INT32_MAX) {
+  if (sm90_forward_tiles(p, bucket, tile.block_m) > INT32_MAX) {
     return fail(why, "the problem needs more than 2^31 tiles of the sm90 schedule");
   }
   return true;
@@ -1023,8 +1029,7 @@ void forward_sm90(const Problem& p) {
   set_output_params(params, p);
   params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, tile.block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
-  params.num_tiles =
-      static_cast<int>(params.num_m_blocks * p.batch * p.heads * sm90::value_slices(bucket));
+  params.num_tiles = static_cast<int>(sm90_forward_tiles(p, bucket, tile.block_m));
   const FwdSplit split = sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
   set_forward_schedule(params, split, tile, bucket, sm_count);
   params.cross_tile = sm90_cross_tile(p, params, tile) ? 1 : 0;
