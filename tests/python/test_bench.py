@@ -133,6 +133,7 @@ def test_quick_reduces_the_batch_and_records_it():
     (["--kernel", "sm80", "--device", "cpu"], "--kernel"),
     (["--kernel", "sm70"], "--kernel"),
     (["--cuda-graphs", "--device", "cpu"], "--cuda-graphs"),
+    (["--telemetry", "--device", "cpu"], "--telemetry"),
     (["--sweep-sides", "16,x"], "--sweep-sides"),
     (["--resolution-sweep", "--case", "vit-b16-224"], "--resolution-sweep"),
 ])

@@ -7,7 +7,8 @@ plots. Run ``python -m flashvision.bench --help`` for the options.
 
 Modules: cases (shape set, FLOPs), inputs (random inputs, float64 reference rows), impls (the
 callables under test), timing, memory, runner (one measurement -> one record), records (meta,
-JSON, table), plots, cli (arguments and the main loop).
+JSON, table), telemetry (the GPU's clock and power during each timing), plots, cli (arguments
+and the main loop).
 """
 
 from .cli import main

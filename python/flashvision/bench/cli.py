@@ -12,6 +12,7 @@ import torch
 
 from . import cases as case_lib
 from . import impls as impl_lib
+from . import telemetry
 from .progress import Progress
 from .records import make_meta, speedup, table_header, table_row, write_json
 from .runner import Settings, run_case
@@ -88,6 +89,11 @@ def build_parser():
         help="cuda: time every implementation's call captured in a CUDA graph and replayed: the "
              "GPU's time without the host's per-call work (Python, dispatch, autograd), which "
              "bounds short calls, fwd+bwd of the small cases above all")
+    add("--telemetry", action="store_true",
+        help="cuda: sample the GPU's SM clock, board power and clock-event reasons with "
+             "nvidia-smi every 50 ms and give each record their means over its timing "
+             "(gpu_telemetry in the JSON, a table at the end): whether a rate was measured at "
+             "the power limit, and at what clock")
     add("--budget", type=_positive_float, default=0.2, metavar="SECONDS",
         help="time spent repeating each measurement (default 0.2)")
     add("--rounds", type=_positive_int, metavar="R",
@@ -134,6 +140,8 @@ def _check(parser, args):
                      "cuda or drop it")
     if args.cuda_graphs and args.device != "cuda":
         parser.error("--cuda-graphs: captures CUDA graphs; use --device cuda or drop it")
+    if args.telemetry and args.device != "cuda":
+        parser.error("--telemetry: samples a GPU with nvidia-smi; use --device cuda or drop it")
     if args.rounds is not None and args.device != "cpu":
         parser.error(f"--rounds {args.rounds}: only CPU runs are timed in rounds (GPU timings "
                      "are one block per implementation); drop it or use --device cpu")
@@ -224,16 +232,33 @@ def _run(args, argv):
     """The run main() set up: every case and implementation, the table, JSON and plots."""
     impls = [i for i in impl_lib.impls_for(args.device) if not args.impl or i in args.impl]
     main_cases, sweep = selected_cases(args), sweep_cases(args)
-    sweep_impls = ["flashvision", "naive"]
     threads = _set_threads(args.device)
-    settings = Settings(args.device, args.dtype, args.budget, int(args.naive_cap_gb * 2**30),
-                        args.rounds, args.cuda_graphs)
     command = f"{os.path.basename(sys.executable)} -m flashvision.bench {shlex.join(argv)}"
     meta = make_meta(args.device, command, args.seed, threads,
                      timer_name(args.device, args.cuda_graphs), args.rounds)
+    sampler = None
+    if args.telemetry:
+        try:
+            sampler = telemetry.Sampler(telemetry.device_selectors(torch.cuda.current_device()))
+        except telemetry.TelemetryError as exc:
+            print(f"--telemetry: {exc}", file=sys.stderr)
+            return 2
+        meta["telemetry"] = sampler.meta
+    settings = Settings(args.device, args.dtype, args.budget, int(args.naive_cap_gb * 2**30),
+                        args.rounds, args.cuda_graphs, sampler)
+    try:
+        return _run_jobs(args, impls, main_cases, sweep, settings, meta)
+    finally:
+        if sampler is not None:
+            sampler.close()
+
+
+def _run_jobs(args, impls, main_cases, sweep, settings, meta):
+    """The cases of the run _run set up, then the summary, the telemetry table, JSON and plots."""
+    sweep_impls = ["flashvision", "naive"]
     where = meta["gpu"] or meta["devices"][0]
     rounds = f", {args.rounds} interleaved rounds" if args.rounds > 1 else ""
-    print(f"flashvision.bench: {args.device} ({where}, {threads} threads), {args.dtype}, "
+    print(f"flashvision.bench: {args.device} ({where}, {meta['threads']} threads), {args.dtype}, "
           f"timer {meta['timer']}{rounds}, seed {args.seed}",
           flush=True)
 
@@ -251,6 +276,15 @@ def _run(args, argv):
             write_json(args.json, meta, records + sweep_records)
     progress.close()
     print(_summary(records))
+    if settings.telemetry is not None:
+        settings.telemetry.close()
+        print(f"GPU telemetry (nvidia-smi every {settings.telemetry.meta['period_ms']} ms during "
+              f"each timing; power limit {settings.telemetry.meta['power_limit_w']} W, maximum SM "
+              f"clock {settings.telemetry.meta['max_sm_mhz']} MHz):")
+        for record in records + sweep_records:
+            print(telemetry.telemetry_row(record))
+        if args.json:
+            write_json(args.json, meta, records + sweep_records)
     if args.json:
         print(f"wrote {args.json}")
     if args.plots:

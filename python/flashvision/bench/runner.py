@@ -4,6 +4,7 @@ import contextlib
 import gc
 import itertools
 import math
+import time
 import warnings
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ class Settings:
     naive_cap_bytes: int
     rounds: int = 1  # CPU: > 1 times a case's impls in that many interleaved rounds
     cuda_graphs: bool = False  # CUDA: time replays of each call captured in a graph
+    telemetry: object = None  # CUDA: a telemetry.Sampler that gets each timing's window
 
 
 def _record(case, settings, impl, pass_, kernel=None):
@@ -129,7 +131,10 @@ def measure(case, impl, pass_, sets, sample, settings, kernel=None):
         with _quiet(pass_):
             if settings.cuda_graphs:
                 call, _ = graph_capture(call)
+            start = time.time()
             ms, _ = median_ms(call, settings.budget_s, settings.device)
+        if settings.telemetry is not None:
+            settings.telemetry.window(record, start, time.time())
         _set_time(record, case, pass_, ms)
     except Exception as exc:
         _set_error(record, exc)
