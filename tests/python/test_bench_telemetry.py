@@ -21,8 +21,9 @@ FAKE_SMI = textwrap.dedent("""\
     query = next(a for a in args if a.startswith("--query-gpu="))[len("--query-gpu="):]
     if os.environ.get("FAKE_SMI_FAIL"):
         print("No devices were found"); sys.exit(6)
-    if os.environ.get("FAKE_SMI_OLD") and "clocks_event_reasons" in query:
-        print('Field "clocks_event_reasons.active" is not a valid field to query.'); sys.exit(2)
+    for field in ("power.draw.instant", "clocks_event_reasons.active"):
+        if os.environ.get("FAKE_SMI_OLD") and field in query:
+            print(f'Field "{field}" is not a valid field to query.'); sys.exit(2)
     if query == "power.limit,clocks.max.sm":
         print("700.00, 1980"); sys.exit(0)
     def line():
@@ -82,7 +83,8 @@ def test_a_window_averages_only_its_own_samples():
 def test_the_sampler_gives_each_window_its_means(fake_smi):
     sampler = telemetry.Sampler(["GPU-0000", "0"], period_ms=20)
     assert sampler.meta == {"source": "nvidia-smi", "device": "GPU-0000", "period_ms": 20,
-                            "power_limit_w": 700.0, "max_sm_mhz": 1980.0}
+                            "power_field": "power.draw.instant", "power_limit_w": 700.0,
+                            "max_sm_mhz": 1980.0}
     record, untimed = {}, {}
     time.sleep(0.1)
     start = time.time()
@@ -102,6 +104,7 @@ def test_the_sampler_gives_each_window_its_means(fake_smi):
 def test_an_older_driver_is_asked_for_its_throttle_reasons(fake_smi, monkeypatch):
     monkeypatch.setenv("FAKE_SMI_OLD", "1")
     sampler = telemetry.Sampler(["0"], period_ms=20)
+    assert sampler.meta["power_field"] == "power.draw"
     record = {}
     start = time.time()
     time.sleep(0.2)

@@ -16,9 +16,13 @@ import time
 
 import torch
 
-QUERY = "timestamp,clocks.sm,power.draw,{reasons}"
-# Drivers before r535 know the reasons only by their older name.
-REASON_FIELDS = ("clocks_event_reasons.active", "clocks_throttle_reasons.active")
+QUERY = "timestamp,clocks.sm,{power},{reasons}"
+# (power, reasons) fields, best first. power.draw is the driver's mean over the last second on
+# Ampere and newer, too slow for timings of a fraction of one; power.draw.instant (r530 and newer)
+# is not. Drivers before r535 know the reasons only by their older name.
+FIELD_CHOICES = (("power.draw.instant", "clocks_event_reasons.active"),
+                 ("power.draw", "clocks_event_reasons.active"),
+                 ("power.draw", "clocks_throttle_reasons.active"))
 PERIOD_MS = 50
 
 # Bits of nvidia-smi's clocks_event_reasons.active (NVML's nvmlClocksEventReason* constants).
@@ -106,15 +110,15 @@ def _query_once(executable, selector, fields):
 
 
 def _working_query(executable, selectors):
-    """(selector, fields) of the first device selector and reason field name with which this
-    driver's nvidia-smi answers a full sample."""
+    """(selector, fields, power field) of the first device selector and FIELD_CHOICES entry with
+    which this driver's nvidia-smi answers a full sample."""
     last = "no output"
     for selector in selectors:
-        for reasons in REASON_FIELDS:
-            fields = QUERY.format(reasons=reasons)
+        for power, reasons in FIELD_CHOICES:
+            fields = QUERY.format(power=power, reasons=reasons)
             code, lines = _query_once(executable, selector, fields)
             if code == 0 and lines and parse_sample(lines[0]) is not None:
-                return selector, fields
+                return selector, fields, power
             last = lines[0] if lines else f"exit status {code}"
     raise TelemetryError(f"{executable} reports no clock, power and clock-event reasons for "
                          f"device {' or '.join(selectors)}: {last}")
@@ -140,9 +144,9 @@ class Sampler:
         found = shutil.which(executable)
         if found is None:
             raise TelemetryError(f"{executable} is not on PATH")
-        selector, fields = _working_query(found, selectors)
+        selector, fields, power = _working_query(found, selectors)
         self.meta = {"source": "nvidia-smi", "device": selector, "period_ms": period_ms,
-                     **_limits(found, selector)}
+                     "power_field": power, **_limits(found, selector)}
         self._samples = []
         self._windows = []
         self._lock = threading.Lock()
