@@ -129,9 +129,13 @@ if has_stage peers; then
   [ "$peersite" = "$pysite" ] && default_impls="flashvision $default_impls"
   impls=()
   for i in ${FV_PEER_IMPLS:-$default_impls}; do impls+=(--impl "$i"); done
+  # The SM clock and board power of every timing: long calls run at the H200's power limit.
+  telemetry=()
+  command -v nvidia-smi >/dev/null && telemetry=(--telemetry)
   PYTHONPATH=$peersite PYTHONUNBUFFERED=1 timeout "${FV_PEER_TIMEOUT:-300}" \
     python3 -m flashvision.bench --device cuda --backward --budget "${FV_PEER_BUDGET:-0.3}" \
-    --json "$OUT/bench_peers.json" "${cases[@]}" "${impls[@]}" >>"$OUT/bench.log" 2>&1
+    --json "$OUT/bench_peers.json" "${cases[@]}" "${impls[@]}" "${telemetry[@]}" \
+    >>"$OUT/bench.log" 2>&1
   note "peers (python -m flashvision.bench) rc=$? ($(elapsed))"
 fi
 
