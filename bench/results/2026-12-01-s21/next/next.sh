@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# For the next session's first device call: branch wip/sm90-stale-max at 7233dfb (kit next) tested
+# For the next session's first device call: branch wip/sm90-stale-max at cf17c0f (kit next) tested
 # (GPU gtests, 12 shards; memcheck on the bound's tests), then timed against main (kit main) and
 # the unguarded prototype (kit stale) on every case with cuDNN (alternated main next stale next
 # main), and kernel by kernel on the long cases (kernel_times.py). Everything but log.txt goes into
