@@ -173,7 +173,7 @@ class Sampler:
         complete once it has exited."""
         if self._process.poll() is None:
             # The last window must end before the last sample is taken.
-            time.sleep(2 * PERIOD_MS / 1e3)
+            time.sleep(2 * self.meta["period_ms"] / 1e3)
             self._process.terminate()
         try:
             self._process.wait(timeout=10)
