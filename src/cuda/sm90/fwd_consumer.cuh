@@ -105,10 +105,9 @@ struct Consumer {
     return reinterpret_cast<float(&)[kBlockN / 2]>(acc_s);
   }
 
-  /// Masks (where needed) and folds the scores of the key block starting at n0 into `state`, the
-  /// softmax of tile w; `correction` receives the factors O must still be multiplied by.
-  __device__ void scores_to_probabilities(const WorkTile& w, int n0, float (&correction)[1][2],
-                                          Softmax& state) {
+  /// Masks the scores of the key block starting at n0 where tile w needs it (keys past the
+  /// sequence, causal).
+  __device__ void mask_block(const WorkTile& w, int n0) {
     const int row0 = w.m0 + consumer * 64;
     const bool needs_mask =
         n0 + kBlockN > w.rows.k_len ||
@@ -116,6 +115,14 @@ struct Consumer {
     if (needs_mask) {
       mask_scores(acc_s, row0 + warp * 16, n0, w.rows.q_len, w.rows.k_len, p.shape.causal, lane);
     }
+  }
+
+  /// Masks (where needed) and folds the scores of the key block starting at n0 into `state`, the
+  /// softmax of tile w, leaving probabilities in acc_s; `correction` receives the factors O must
+  /// still be multiplied by.
+  __device__ void scores_to_probabilities(const WorkTile& w, int n0, float (&correction)[1][2],
+                                          Softmax& state) {
+    mask_block(w, n0);
     state.update_scores(acc_s, p.shape.scale_log2, correction);
   }
 
@@ -152,8 +159,9 @@ struct Consumer {
     int stage = ring.stage();
     scores_alone(q_rows, ring, w.n_blocks == 1);
     float correction[1][2];
-    scores_to_probabilities(w, (w.n_block0 + w.n_blocks - 1) * kBlockN, correction, softmax);
-    acc_to_a_frags<T>(p_frag, acc_s);
+    mask_block(w, (w.n_block0 + w.n_blocks - 1) * kBlockN);
+    bool rescale_o =
+        softmax.template update_and_pack<T>(acc_s, p_frag, p.shape.scale_log2, correction);
 
     for (int j = 1; j < w.n_blocks; ++j) {
       RingPosition<Tr::kStages> next{ring.index + 1};
@@ -161,22 +169,32 @@ struct Consumer {
       mbarrier_wait(smem.k_full(next_stage), next.parity());
       mbarrier_wait(smem.v_full(stage), ring.parity());
       // The previous block's correction (the first block's leaves O at zero either way).
-      scores_with_values<Tr::kRescaleDuringQk>(q_rows, next_stage, stage, correction);
+      // Q's descriptor derives from q_rows; opaque, it is made again each block rather than held
+      // through the loop (the D = 64 wide tile spilled it).
+      scores_with_values<Tr::kRescaleDuringQk>(
+          static_cast<uint32_t>(opaque(static_cast<int>(q_rows))), next_stage, stage, rescale_o,
+          correction);
       if (j == w.n_blocks - 1) release(smem.q_empty());
-      scores_to_probabilities(w, (w.n_block0 + w.n_blocks - 1 - j) * kBlockN, correction,
-                              softmax);
+      mask_block(w, (w.n_block0 + w.n_blocks - 1 - j) * kBlockN);
+      // P V of the previous block reads p_frag until it completes; ptxas placed this wait ahead
+      // of the softmax in every kernel anyway (docs/hopper.md, "Overlap").
       wgmma_wait<0>();
       fence_registers(o_flat());
       release(smem.v_empty(stage));
-      if constexpr (!Tr::kRescaleDuringQk) Softmax::rescale(acc_o, correction);
-      acc_to_a_frags<T>(p_frag, acc_s);
+      rescale_o =
+          softmax.template update_and_pack<T>(acc_s, p_frag, p.shape.scale_log2, correction);
+      if constexpr (!Tr::kRescaleDuringQk) {
+        if (rescale_o) Softmax::rescale(acc_o, correction);
+      }
       ring = next;
       stage = next_stage;
     }
 
     // Epilogue GEMM: P V of the last block.
     mbarrier_wait(smem.v_full(stage), ring.parity());
-    if constexpr (Tr::kRescaleDuringQk) Softmax::rescale(acc_o, correction);
+    if constexpr (Tr::kRescaleDuringQk) {
+      if (rescale_o) Softmax::rescale(acc_o, correction);
+    }
     values_alone(ring);
   }
 
@@ -200,9 +218,10 @@ struct Consumer {
 
   /// S' = Q K of the block in `next_stage` issued with O += P V of the block in `stage`, in one
   /// turn, and S' waited for (P V may still run); next_stage's K released. kRescale: O is
-  /// multiplied by `correction` between the two issues, while S' runs.
+  /// multiplied by `correction` between the two issues, while S' runs, where `rescale_o` says the
+  /// factors are not all 1 (warp-uniform).
   template <bool kRescale>
-  __device__ void scores_with_values(uint32_t q_rows, int next_stage, int stage,
+  __device__ void scores_with_values(uint32_t q_rows, int next_stage, int stage, bool rescale_o,
                                      const float (&correction)[1][2]) {
     turns.wait_turn();
     fence_registers(s_flat());
@@ -211,7 +230,7 @@ struct Consumer {
     gemm_qk<T, kHeadDim, kBlockM, kBlockN>(s_flat(), q_rows, smem.k(next_stage));
     wgmma_commit();
     if constexpr (kRescale) {
-      Softmax::rescale(acc_o, correction);
+      if (rescale_o) Softmax::rescale(acc_o, correction);
       fence_registers(o_flat());
       wgmma_fence();  // P V reads the rescaled accumulators
     }
@@ -272,7 +291,7 @@ struct Consumer {
       mbarrier_wait(smem.k_full(next_stage), next.parity());
       mbarrier_wait(smem.v_full(stage), ring.parity());
       clear(acc_o);
-      scores_with_values<false>(q_rows, next_stage, stage, correction);
+      scores_with_values<false>(q_rows, next_stage, stage, false, correction);
       release(smem.q_empty());
       next_softmax.init();
       scores_to_probabilities(next_w, 0, correction, next_softmax);

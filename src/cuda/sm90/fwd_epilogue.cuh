@@ -71,14 +71,6 @@ __device__ __forceinline__ void store_output_direct(const FwdParams& p, const Wo
   }
 }
 
-/// `x`, through an empty volatile asm the compiler cannot see through: the epilogue's addresses
-/// derive from it, so they are computed when the epilogue runs rather than hoisted out of the
-/// tile loop, where they would hold registers through the main loop (and spill at D = 128).
-__device__ __forceinline__ int opaque(int x) {
-  asm volatile("" : "+r"(x));
-  return x;
-}
-
 /// Shared address of 16-byte chunk `chunk` of row `row` (0..15) in a warp's staging buffer:
 /// 64-column panels of 16 rows x 128 bytes, the chunk index XORed with the row so that the eight
 /// rows of an stmatrix matrix, and the eight chunks of a row read back, fall in different banks.
@@ -177,6 +169,8 @@ __device__ __forceinline__ void store_output(
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
   if constexpr (Tr::kEpiloguePanels > 0) {
     constexpr int kRoundCols = Tr::kEpiloguePanels * 64;
+    // Opaque: the staging addresses are computed when the epilogue runs, not held through the
+    // main loop (they spilled at D = 128).
     store_output_staged<T, kHeadDim, kBlockM, kBlockN>(
         p, w, row0, acc_o, inv_sum, static_cast<uint32_t>(opaque(static_cast<int>(buffer))),
         opaque(lane),

@@ -8,6 +8,7 @@
 #include "cuda/common/online_softmax.cuh"
 #include "cuda/common/tile_io.cuh"
 #include "cuda/sm90/params.h"
+#include "cuda/sm90/stale_max_softmax.cuh"
 #include "cuda/sm90/tile_config.h"
 
 namespace flashvision::detail::sm90 {
@@ -41,12 +42,15 @@ struct FwdTraits {
   static constexpr int kValueSlices = value_slices(kHeadDim);
   static constexpr int kPanelsV = kHeadDimV / kPanelCols;
   /// Whether the online softmax moves a row's max only past a slack and skips O's rescale when no
-  /// row of a warp moved it (OnlineSoftmax's kLazyMax). Measured on the H200 (bench/results/
-  /// 2026-11-30-s18, call 1, forward against main in alternated processes): D = 256 +4..7 %,
-  /// D = 128 +1.4..1.9 %; D = 64 -1.4..-2.3 % (ViT-B/16, SDXL, N = 1024), where O's 32 columns a
-  /// thread cost less to rescale than the vote and the test.
+  /// row of a warp moved it (OnlineSoftmax's kLazyMax). Measured on the H200 with the exact softmax
+  /// on every block (bench/results/2026-11-30-s18, call 1, forward against main in alternated
+  /// processes): D = 256 +4..7 %, D = 128 +1.4..1.9 %; D = 64 -1.4..-2.3 % (ViT-B/16, SDXL,
+  /// N = 1024), where O's 32 columns a thread cost less to rescale than the vote and the test.
+  /// Since the softmax without a per-score max, it decides only on the blocks that leave its fast
+  /// path (a row's first, and those that move the max) and on one-block tiles.
   static constexpr bool kLazyMax = kHeadDimV >= 128;
-  using Softmax = OnlineSoftmax<1, kLazyMax>;
+  /// After a row's first key block, the softmax without a per-score max (stale_max_softmax.cuh).
+  using Softmax = StaleMaxSoftmax<1, kLazyMax>;
   static constexpr uint32_t kQBytes = kBlockM * kHeadDim * 2;
   static constexpr uint32_t kKBytes = kBlockN * kHeadDim * 2;
   static constexpr uint32_t kVBytes = kBlockN * kHeadDimV * 2;

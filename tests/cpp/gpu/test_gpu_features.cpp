@@ -118,9 +118,8 @@ TEST_P(GpuFeatures, SoftmaxScale) {
 /// lazy max's slack (common/online_softmax.cuh). Rising, the max passes the slack every few key
 /// blocks (O rescaled mid-row) and stays stale in between (probabilities up to 2^8); falling, the
 /// first block holds the max and later blocks' probabilities vanish.
-void ramp_scores(RefProblem& p, bool rising) {
-  constexpr double kRamp = 48.0;
-  const double step_per_key = kRamp / (p.resolved_scale() * std::log2(std::exp(1.0)));
+void ramp_scores(RefProblem& p, bool rising, double ramp = 48.0) {
+  const double step_per_key = ramp / (p.resolved_scale() * std::log2(std::exp(1.0)));
   const int64_t d = p.head_dim;
   for (std::size_t i = 0; i < p.q.size(); i += static_cast<std::size_t>(d)) p.q[i] = 1.0;
   for (int64_t b = 0; b < p.batch(); ++b) {
@@ -144,6 +143,23 @@ TEST_P(GpuFeatures, ScoresRisingAndFallingOverKeyBlocks) {
       CheckOptions options;
       options.shape_inputs = [rising](RefProblem& p) { ramp_scores(p, rising); };
       check_forward(target(), dense_case(dtype(), 130, 1000, dim), options);
+    }
+  }
+}
+
+TEST_P(GpuFeatures, ScoresRisingFarOverKeyBlocks) {
+  // The Hopper forward takes a row's later key blocks against its max as it stands
+  // (stale_max_softmax.cuh) and moves the max only when a block's probabilities pass 2^8. A ramp
+  // of 2000 (log2) over 1000 keys lifts every block 160-350 above the one before: its
+  // exponentials overflow to infinity, and the max must be found again from the exponents kept.
+  for (const double ramp : {48.0, 2000.0}) {
+    for (const int64_t dim : {64, 128, 256}) {
+      for (const bool rising : {true, false}) {
+        SCOPED_TRACE(std::string(rising ? "rising" : "falling") + " by " + std::to_string(ramp));
+        CheckOptions options;
+        options.shape_inputs = [rising, ramp](RefProblem& p) { ramp_scores(p, rising, ramp); };
+        check_forward(target(), dense_case(dtype(), 130, 1000, dim), options);
+      }
     }
   }
 }
