@@ -15,6 +15,7 @@
 #include "cuda_target.h"
 #include "flashvision/flashvision.h"
 #include "scoped_env.h"
+#include "score_ramps.h"
 
 namespace flashvision::testing {
 namespace {
@@ -113,27 +114,6 @@ TEST_P(GpuFeatures, SoftmaxScale) {
   }
 }
 
-/// Adds a ramp along dim 0 to every score: q[.., 0] = 1 and k[.., 0] grows (or falls) with the
-/// key's position so that a row's scaled log2 scores move by kRamp over its sequence, 6 times the
-/// lazy max's slack (common/online_softmax.cuh). Rising, the max passes the slack every few key
-/// blocks (O rescaled mid-row) and stays stale in between (probabilities up to 2^8); falling, the
-/// first block holds the max and later blocks' probabilities vanish.
-void ramp_scores(RefProblem& p, bool rising, double ramp = 48.0) {
-  const double step_per_key = ramp / (p.resolved_scale() * std::log2(std::exp(1.0)));
-  const int64_t d = p.head_dim;
-  for (std::size_t i = 0; i < p.q.size(); i += static_cast<std::size_t>(d)) p.q[i] = 1.0;
-  for (int64_t b = 0; b < p.batch(); ++b) {
-    const int64_t begin = p.cu_seqlens_k[b], len = p.cu_seqlens_k[b + 1] - begin;
-    for (int64_t key = 0; key < len; ++key) {
-      const double position = static_cast<double>(rising ? key : len - 1 - key) / (len - 1);
-      for (int64_t h = 0; h < p.heads_kv; ++h) {
-        p.k[static_cast<std::size_t>(((begin + key) * p.heads_kv + h) * d)] =
-            step_per_key * position;
-      }
-    }
-  }
-}
-
 TEST_P(GpuFeatures, ScoresRisingAndFallingOverKeyBlocks) {
   // The forwards take exponents against a max that moves only past a slack where O's rows are
   // long; random scores never pass it after a row's first block, so this moves it on purpose.
@@ -149,18 +129,11 @@ TEST_P(GpuFeatures, ScoresRisingAndFallingOverKeyBlocks) {
 
 TEST_P(GpuFeatures, ScoresRisingFarOverKeyBlocks) {
   // The Hopper forward takes a row's later key blocks against its max as it stands
-  // (stale_max_softmax.cuh) and moves the max only when a block's probabilities pass 2^8. A ramp
-  // of 2000 (log2) over 1000 keys lifts every block 160-350 above the one before: its
-  // exponentials overflow to infinity, and the max must be found again from the exponents kept.
-  for (const double ramp : {48.0, 2000.0}) {
-    for (const int64_t dim : {64, 128, 256}) {
-      for (const bool rising : {true, false}) {
-        SCOPED_TRACE(std::string(rising ? "rising" : "falling") + " by " + std::to_string(ramp));
-        CheckOptions options;
-        options.shape_inputs = [rising, ramp](RefProblem& p) { ramp_scores(p, rising, ramp); };
-        check_forward(target(), dense_case(dtype(), 130, 1000, dim), options);
-      }
-    }
+  // (stale_max_softmax.cuh) and moves the max only when a block's probabilities pass 2^8; at a
+  // ramp of 2000 they overflow to infinity, and the max must be found again from the exponents
+  // kept. Other tiles and key widths: test_gpu_sm90_wide_tiles.cpp, test_gpu_sm90_key_blocks.cpp.
+  for (const int64_t dim : {64, 128, 256}) {
+    check_forward_with_ramps(target(), dense_case(dtype(), 130, 1000, dim));
   }
 }
 

@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "attention_check.h"
 #include "cuda/sm90/tile_config.h"
 #include "cuda_target.h"
 #include "scoped_env.h"
+#include "score_ramps.h"
 
 namespace flashvision::testing {
 namespace {
@@ -142,6 +144,18 @@ TEST_P(GpuSm90KeyBlocks, ImageSequenceLengths) {
     check_forward(target(), dense_case(dtype(), n, n, 64));
   check_forward(target(), dense_case(dtype(), 257, 257, 80));
   check_forward(target(), dense_case(dtype(), 300, 77, 40));
+}
+
+TEST_P(GpuSm90KeyBlocks, ScoresRisingFarAtShortWidths) {
+  // The softmax's path that moves a row's max (stale_max_softmax.cuh) on the short widths (three
+  // blocks of 208 keys at D = 64, two of 160 at D = 80, three of 96 at D = 40) and on the buckets
+  // GpuFeatures' ramps leave out (160, 192).
+  for (const auto& [nk, dim] :
+       {std::pair<int64_t, int64_t>{577, 64}, {257, 80}, {288, 40}, {1000, 160}, {1000, 192}}) {
+    ASSERT_TRUE(dim > 128 || picks_short(sm90::head_dim_bucket(dim), nk))
+        << "Nk " << nk << " D " << dim;
+    check_forward_with_ramps(target(), dense_case(dtype(), 130, nk, dim));
+  }
 }
 
 TEST_P(GpuSm90KeyBlocks, TextTokens) {

@@ -12,6 +12,7 @@
 #include "cuda/sm90/tile_config.h"
 #include "cuda_target.h"
 #include "scoped_env.h"
+#include "score_ramps.h"
 
 namespace flashvision::testing {
 namespace {
@@ -124,6 +125,16 @@ TEST_P(GpuSm90WideTiles, CausalGroupedAndVarlen) {
     check_forward(target(), varlen);
     varlen.causal = true;
     check_forward(target(), varlen);
+  }
+}
+
+TEST_P(GpuSm90WideTiles, ScoresRisingFarOverKeyBlocks) {
+  // The softmax's path that moves a row's max (stale_max_softmax.cuh) on the three-warpgroup
+  // tiles, which rescale O after P V's wait rather than during S's GEMM: every wide bucket at its
+  // long width, and bucket 80's wide keys.
+  ScopedEnv env(kRowsVar, "192");
+  for (const int64_t dim : {32, 40, 64, 72, 80}) {
+    check_forward_with_ramps(target(), dense_case(dtype(), 200, 900, dim));
   }
 }
 
