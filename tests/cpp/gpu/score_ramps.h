@@ -20,7 +20,7 @@ namespace flashvision::testing {
 /// exponentials against the previous max overflow to infinity). Rising, the max passes the slack
 /// every few key blocks (O rescaled mid-row) and stays stale in between (probabilities up to
 /// 2^8); falling, the first block holds the max and later blocks' probabilities vanish.
-inline void ramp_scores(RefProblem& p, bool rising, double ramp = 48.0) {
+inline void ramp_scores(RefProblem& p, bool rising, double ramp) {
   const double step_per_key = ramp / (p.resolved_scale() * std::log2(std::exp(1.0)));
   const int64_t d = p.head_dim;
   for (std::size_t i = 0; i < p.q.size(); i += static_cast<std::size_t>(d)) p.q[i] = 1.0;
