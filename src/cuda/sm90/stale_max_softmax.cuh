@@ -62,8 +62,7 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax> {
   /// The fast path: exponents x = s * scale_log2 - max left in `scores`, 2^x packed into `p`.
   /// Returns true when the warp is done (O's factors are all 1; `correction` is left holding the
   /// block sums, for no one to read); false when some thread's share of a row's block sum passed
-  /// 2^8 (or is infinite), with `correction` holding every row's block sum and `p` to be written
-  /// again.
+  /// 2^8 (or is infinite), with `row_sum` untouched and `p` to be written again.
   template <typename T, int kNTiles>
   __device__ __forceinline__ bool exponents_against_stale_max(
       float (&scores)[kMTiles][kNTiles][4], uint32_t (&p)[kMTiles][kNTiles / 2][4],
@@ -107,7 +106,7 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax> {
   /// After the fast path's check failed: each row whose largest exponent passed the lazy slack
   /// (infinity included) moves its max up by it; every row's probabilities are taken again from
   /// the exponents into `scores`, and O's factor and the sum follow. All lanes of the warp take
-  /// part (quad shuffles). `correction` holds the block sums on entry.
+  /// part (quad shuffles).
   template <int kNTiles>
   __device__ __forceinline__ void move_max(float (&scores)[kMTiles][kNTiles][4], float scale_log2,
                                            float (&correction)[kMTiles][2]) {
