@@ -171,9 +171,8 @@ struct Consumer {
       // The previous block's correction (the first block's leaves O at zero either way).
       // Q's descriptor derives from q_rows; opaque, it is made again each block rather than held
       // through the loop (the D = 64 wide tile spilled it).
-      scores_with_values<Tr::kRescaleDuringQk>(
-          static_cast<uint32_t>(opaque(static_cast<int>(q_rows))), next_stage, stage, rescale_o,
-          correction);
+      scores_with_values<Tr::kRescaleDuringQk>(opaque(q_rows), next_stage, stage, rescale_o,
+                                               correction);
       if (j == w.n_blocks - 1) release(smem.q_empty());
       mask_block(w, (w.n_block0 + w.n_blocks - 1 - j) * kBlockN);
       // P V of the previous block reads p_frag until it completes; ptxas placed this wait ahead

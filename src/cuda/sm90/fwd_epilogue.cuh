@@ -172,8 +172,7 @@ __device__ __forceinline__ void store_output(
     // Opaque: the staging addresses are computed when the epilogue runs, not held through the
     // main loop (they spilled at D = 128).
     store_output_staged<T, kHeadDim, kBlockM, kBlockN>(
-        p, w, row0, acc_o, inv_sum, static_cast<uint32_t>(opaque(static_cast<int>(buffer))),
-        opaque(lane),
+        p, w, row0, acc_o, inv_sum, opaque(buffer), opaque(lane),
         std::make_integer_sequence<int, (Tr::kHeadDimV + kRoundCols - 1) / kRoundCols>{});
   } else {
     store_output_direct<T, Tr::kHeadDimV>(p, w, row0, acc_o, inv_sum, lane);

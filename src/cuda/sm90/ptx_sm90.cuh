@@ -54,10 +54,12 @@ __device__ __forceinline__ void cp_async_mbarrier_arrive_noinc(uint32_t bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
 
-/// `x`, through an empty volatile asm the compiler cannot see through, so that what derives from
-/// it is computed where it is used rather than hoisted out of a loop, where it would hold
-/// registers through the main loop (and spill).
-__device__ __forceinline__ int opaque(int x) {
+/// `x` (a 32-bit integer), through an empty volatile asm the compiler cannot see through, so that
+/// what derives from it is computed where it is used rather than hoisted out of a loop, where it
+/// would hold registers through the main loop (and spill).
+template <typename Int>
+__device__ __forceinline__ Int opaque(Int x) {
+  static_assert(sizeof(Int) == 4, "opaque() passes one 32-bit register");
   asm volatile("" : "+r"(x));
   return x;
 }
