@@ -16,6 +16,8 @@ import time
 
 import torch
 
+from .records import COLUMNS
+
 QUERY = "timestamp,clocks.sm,{power},{reasons}"
 # (power, reasons) fields, best first. power.draw is the driver's mean over the last second on
 # Ampere and newer, too slow for timings of a fraction of one; power.draw.instant (r530 and newer)
@@ -189,8 +191,9 @@ class Sampler:
 
 
 def telemetry_row(record):
-    """One line of the end-of-run table: the record's name, clock, power and reasons."""
-    name = f"{record['case']:<18} {record['impl']:<15} {record['pass']:<8}"
+    """One line of the end-of-run table: the record's name (as the results table's first three
+    columns have it), clock, power and reasons."""
+    name = " ".join(f"{record[key]:<{width}}" for key, width in COLUMNS[:3])
     t = record.get("gpu_telemetry")
     if t is None:
         return f"{name} {'n/a':>8}"
