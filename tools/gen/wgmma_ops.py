@@ -12,7 +12,7 @@ import sys
 
 # N of S = Q K^T (the key-block widths of src/cuda/sm90/tile_config.h, long and short) and of the
 # backward's S^T = K Q^T and dP^T = V dO^T (its query-block rows, bwd_config.h).
-SS_SHAPES = (32, 64, 80, 96, 128, 160, 176, 208)
+SS_SHAPES = (32, 64, 80, 96, 128, 160, 176, 192, 208)
 # N of the backward's dQ = dS K per consumer warpgroup (its whole panels of the head dim:
 # BwdTile::dq_cols in src/cuda/sm90/bwd_config.h).
 SS_MN_SHAPES = (16, 32, 48, 64)

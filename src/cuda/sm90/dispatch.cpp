@@ -19,15 +19,21 @@ bool contains(sm80::HeadDimList<kDims...>, int bucket) {
 }
 
 /// The instantiation of bucket kDim with `block_m` x `block_n` tiles: 128 rows with the long,
-/// short or text key width, or the wide rows with the wide tile's width.
+/// second, short or text key width, or the wide rows with the wide tile's width.
 template <DType kDType, int kDim>
 void forward_bucket(int block_m, int block_n, const FwdParams& params, void* stream) {
   constexpr int kLong = fwd_tile(kDim).block_n;
+  constexpr int kSecond = second_block_n(kDim);
   constexpr int kShort = short_block_n(kDim);
   constexpr int kText = text_block_n(kDim);
   constexpr int kWide = wide_block_m(kDim);
   if (block_m == kNarrowBlockM && block_n == kLong) {
     return run_fwd<kDType, kDim, kNarrowBlockM, kLong>(params, stream);
+  }
+  if constexpr (kSecond != 0) {
+    if (block_m == kNarrowBlockM && block_n == kSecond) {
+      return run_fwd<kDType, kDim, kNarrowBlockM, kSecond>(params, stream);
+    }
   }
   if constexpr (kShort != 0) {
     if (block_m == kNarrowBlockM && block_n == kShort) {

@@ -107,6 +107,14 @@ constexpr int short_block_n(int bucket) {
   }
 }
 
+/// The bucket's second width for long sequences, or 0 where it has none, taken wherever it costs
+/// less than the long width by key_blocks_cost (its padded keys and per-block work). At D = 128,
+/// 192 keys: Q and two stages then fill 225 KiB, so O is stored directly rather than staged. Timed
+/// alone on the H200 against 176 (bench/results/2026-12-02-s22, call 7): N = 16384 -2.5 %, Flux
+/// 1024 -4.4 % (4608 keys are 24 blocks of 192 and 27 of 176), Flux 2048 and video -1 %, N = 4096
+/// level, N = 1024 +6.5 % (1152 keys for 1024), where the cost keeps 176.
+constexpr int second_block_n(int bucket) { return bucket == 128 ? 192 : 0; }
+
 /// The bucket's third key-block width, for text-token keys (cross-attention to a prompt), or 0
 /// where it has none: 80 keys at D = 64 hold the 77 tokens of a CLIP prompt, the keys of every
 /// cross-attention of SD 2.x and SDXL, in one block instead of one of 128 (40 % padding in the
@@ -136,15 +144,16 @@ constexpr FwdTile fwd_tile(int bucket, int block_m, int block_n) {
   return t;
 }
 
-/// Whether the bucket has that tile: 128 rows with its long, short or text key width, or its wide
-/// rows with the wide tile's width.
+/// Whether the bucket has that tile: 128 rows with its long, second, short or text key width, or
+/// its wide rows with the wide tile's width.
 constexpr bool fwd_tile_exists(int bucket, int block_m, int block_n) {
   const int long_n = fwd_tile(bucket).block_n;
+  const int second_n = second_block_n(bucket);
   const int short_n = short_block_n(bucket);
   const int text_n = text_block_n(bucket);
   if (block_m == kNarrowBlockM) {
-    return block_n == long_n || (short_n != 0 && block_n == short_n) ||
-           (text_n != 0 && block_n == text_n);
+    return block_n == long_n || (second_n != 0 && block_n == second_n) ||
+           (short_n != 0 && block_n == short_n) || (text_n != 0 && block_n == text_n);
   }
   return block_m != 0 && block_m == wide_block_m(bucket) && block_n == wide_block_n(bucket);
 }
@@ -164,13 +173,20 @@ constexpr long long key_blocks_cost(long long keys, int block_n) {
 
 /// Key-block width of the forward of a bucket for a longest key sequence of `max_seqlen_k`: the
 /// text width where `text_width` allows it, the bucket has one and the sequence fits one of its
-/// blocks; else the short width where the bucket has one, the sequence fits kShortWidthMaxBlocks
-/// of its blocks and it costs strictly less than the long width; otherwise the long width.
+/// blocks; else the second long width where the bucket has one and it costs strictly less than
+/// the long width; else the short width where the bucket has one, the sequence fits
+/// kShortWidthMaxBlocks of its blocks and it costs strictly less than the long width; otherwise
+/// the long width.
 constexpr int fwd_block_n(int bucket, long long max_seqlen_k, bool text_width = true) {
   const int long_n = fwd_tile(bucket).block_n;
+  const int second_n = second_block_n(bucket);
   const int short_n = short_block_n(bucket);
   const int text_n = text_block_n(bucket);
   if (text_width && text_n != 0 && max_seqlen_k <= text_n) return text_n;
+  if (second_n != 0 &&
+      key_blocks_cost(max_seqlen_k, second_n) < key_blocks_cost(max_seqlen_k, long_n)) {
+    return second_n;
+  }
   if (short_n == 0 || max_seqlen_k > static_cast<long long>(kShortWidthMaxBlocks) * short_n) {
     return long_n;
   }

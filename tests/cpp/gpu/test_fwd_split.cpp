@@ -90,9 +90,10 @@ TEST(Sm90FwdSplit, ImageCasesOnTheH200) {
   EXPECT_EQ(s.parts, 3);
   EXPECT_EQ(s.blocks_per_part, 11);
   EXPECT_LT(detail::fwd_split_cost(sdxl, s), 0.93 * detail::fwd_split_cost(sdxl, {1, 32}));
-  // flux-1024 (36 x 24 tiles, 27 blocks of 176 keys) gains too little; sd15-self-64 (22 x 16 wide
+  // flux-1024 (36 x 24 tiles, 24 blocks of 192 keys) gains too little; sd15-self-64 (22 x 16 wide
   // tiles, D = 48) ran 6 % slower split on the H200.
-  EXPECT_EQ(detail::fwd_tail_split(geometry(864, 27, 128, 176, 128), detail::kFwdSplitAuto).parts, 1);
+  EXPECT_EQ(detail::fwd_tail_split(geometry(864, 24, 128, 192, 128), detail::kFwdSplitAuto).parts,
+            1);
   const detail::FwdSplitGeometry sd15 = geometry(352, 32, 192, 128, 48);
   EXPECT_EQ(detail::fwd_tail_split(sd15, detail::kFwdSplitAuto).parts, 1);
   EXPECT_GT(detail::fwd_split_cost(sd15, detail::fwd_split_of(32, 3)),

@@ -33,12 +33,13 @@ TEST(Sm90CrossTileChoice, OneKeyBlockTilesPipelineAcrossTiles) {
   EXPECT_TRUE(cross_tile(64, 77));    // SDXL cross attention
   EXPECT_TRUE(cross_tile(48, 77));    // SD 1.5 cross attention (D = 40)
   EXPECT_TRUE(cross_tile(128, 176));  // a whole long block
+  EXPECT_TRUE(cross_tile(128, 177));  // one block of the second long width (192)
   EXPECT_TRUE(cross_tile(64, 1));
 }
 
 TEST(Sm90CrossTileChoice, OtherSchedulesKeepThePerTileLoop) {
   EXPECT_FALSE(cross_tile(64, 577));  // ViT-L/14-336: three key blocks
-  EXPECT_FALSE(cross_tile(128, 177));
+  EXPECT_FALSE(cross_tile(128, 193));  // two blocks of 176
   EXPECT_FALSE(cross_tile(64, 197, /*causal=*/true));
   EXPECT_FALSE(cross_tile(64, 0));
   EXPECT_FALSE(sm90::fwd_cross_tile(128, 208, 197, false, /*varlen=*/true, false));

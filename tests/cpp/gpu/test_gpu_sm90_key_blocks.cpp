@@ -37,6 +37,16 @@ static_assert(picks_short(48, 77), "SD 1.5 cross attention: one short block");
 static_assert(!picks_short(80, 1024) && !picks_short(64, 4096), "long sequences: long width");
 static_assert(!picks_short(128, 197), "bucket 128 has no short width");
 
+// Bucket 128's second long width (192 keys) where it pads fewer keys than 176, counting each
+// block's overhead (key_blocks_cost); the other buckets have none.
+static_assert(sm90::second_block_n(128) == 192 && sm90::second_block_n(64) == 0 &&
+              sm90::second_block_n(160) == 0 && sm90::second_block_n(256) == 0);
+static_assert(sm90::fwd_block_n(128, 1024) == 176, "N = 1024: 1056 keys rather than 1152");
+static_assert(sm90::fwd_block_n(128, 4608) == 192, "Flux 1024: 24 blocks of 192, not 27 of 176");
+static_assert(sm90::fwd_block_n(128, 16384) == 192 && sm90::fwd_block_n(128, 32760) == 192);
+static_assert(sm90::fwd_block_n(128, 177) == 192 && sm90::fwd_block_n(128, 193) == 176,
+              "one block of 192 rather than two of 176; past 192 keys, two of 176");
+
 constexpr bool picks_text(int bucket, long long max_seqlen_k) {
   return sm90::text_block_n(bucket) != 0 &&
          sm90::fwd_block_n(bucket, max_seqlen_k) == sm90::text_block_n(bucket);
@@ -146,15 +156,54 @@ TEST_P(GpuSm90KeyBlocks, ImageSequenceLengths) {
   check_forward(target(), dense_case(dtype(), 300, 77, 40));
 }
 
-TEST_P(GpuSm90KeyBlocks, ScoresRisingFarAtShortWidths) {
+TEST_P(GpuSm90KeyBlocks, ScoresRisingFarAtOtherWidths) {
   // The softmax's path that moves a row's max (stale_max_softmax.cuh) on the short widths (three
-  // blocks of 208 keys at D = 64, two of 160 at D = 80, three of 96 at D = 40) and on the buckets
-  // GpuFeatures' ramps leave out (160, 192).
-  for (const auto& [nk, dim] :
-       {std::pair<int64_t, int64_t>{577, 64}, {257, 80}, {288, 40}, {1000, 160}, {1000, 192}}) {
-    ASSERT_TRUE(dim > 128 || picks_short(sm90::head_dim_bucket(dim), nk))
+  // blocks of 208 keys at D = 64, two of 160 at D = 80, three of 96 at D = 40), on bucket 128's
+  // second long width (six blocks of 192) and on the buckets GpuFeatures' ramps leave out (160,
+  // 192).
+  ASSERT_EQ(sm90::fwd_block_n(128, 1152), 192);
+  for (const auto& [nk, dim] : {std::pair<int64_t, int64_t>{577, 64},
+                                {257, 80},
+                                {288, 40},
+                                {1152, 128},
+                                {1000, 160},
+                                {1000, 192}}) {
+    ASSERT_TRUE(dim >= 128 || picks_short(sm90::head_dim_bucket(dim), nk))
         << "Nk " << nk << " D " << dim;
     check_forward_with_ramps(target(), dense_case(dtype(), 130, nk, dim));
+  }
+}
+
+TEST_P(GpuSm90KeyBlocks, SecondLongWidthAtD128) {
+  // Key lengths on both sides of the first changes between 176 and 192 keys, at D = 128 and with
+  // padded head columns (120), every other one causal; grouped heads; a varlen batch whose longest
+  // key sequence picks 192 and whose others are shorter than a block or empty.
+  bool causal = false;
+  for (const int64_t n : {176, 177, 192, 193, 352, 353, 1056, 1057, 1152, 1153}) {
+    for (const int64_t dim : {128, 120}) {
+      AttentionCase c = dense_case(dtype(), 130, n, dim);
+      c.causal = causal;
+      causal = !causal;
+      SCOPED_TRACE("Nk " + std::to_string(n) + " block_n " +
+                   std::to_string(sm90::fwd_block_n(128, n)));
+      check_forward(target(), c);
+    }
+  }
+  AttentionCase gqa = dense_case(dtype(), 300, 1152, 128);
+  gqa.heads = 6;
+  gqa.heads_kv = 2;
+  check_forward(target(), gqa);
+  AttentionCase varlen;
+  varlen.dtype = dtype();
+  varlen.seqlens_q = {200, 1, 0, 129};
+  varlen.seqlens_k = {1152, 100, 7, 0};
+  varlen.heads = 4;
+  varlen.heads_kv = 2;
+  varlen.head_dim = 128;
+  ASSERT_EQ(sm90::fwd_block_n(128, 1152), 192);
+  for (const bool c : {false, true}) {
+    varlen.causal = c;
+    check_forward(target(), varlen);
   }
 }
 
