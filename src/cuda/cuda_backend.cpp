@@ -1032,6 +1032,10 @@ void forward_sm90(const Problem& p) {
   params.num_tiles = static_cast<int>(sm90_forward_tiles(p, bucket, tile.block_m));
   const FwdSplit split = sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
   set_forward_schedule(params, split, tile, bucket, sm_count);
+  params.m_blocks_divisor = FastDivisor(params.num_m_blocks);
+  params.heads_divisor = FastDivisor(p.heads);
+  params.group_divisor = FastDivisor(params.shape.group);
+  params.split_parts_divisor = FastDivisor(params.split_parts);
   params.cross_tile = sm90_cross_tile(p, params, tile) ? 1 : 0;
   const int swizzle = sm90::swizzle_bytes(bucket);
   params.tmap_q =

@@ -2,6 +2,8 @@
 // tiles (fwd_combine.h), which must agree on it.
 #pragma once
 
+#include "cuda/common/fast_divisor.h"
+
 namespace flashvision::detail {
 
 /// Where tile `tile` of a forward's schedule lies: its slice of V and O's columns, its query block
@@ -18,6 +20,15 @@ __device__ __forceinline__ FwdTilePlace fwd_tile_place(int tile, int num_m_block
                                                        int value_slices) {
   const int block = tile / value_slices;
   return {tile % value_slices, num_m_blocks - 1 - block % num_m_blocks, block / num_m_blocks};
+}
+
+/// The same place with the query-block count as a FastDivisor (the persistent sm90 forward, which
+/// places a tile every few microseconds on short sequences); the same numbering as above.
+__device__ __forceinline__ FwdTilePlace fwd_tile_place(int tile, const FastDivisor& num_m_blocks,
+                                                       int value_slices) {
+  const int block = tile / value_slices;
+  const int bh = num_m_blocks.quotient(block);
+  return {tile % value_slices, num_m_blocks.divisor() - 1 - num_m_blocks.remainder(block, bh), bh};
 }
 
 }  // namespace flashvision::detail

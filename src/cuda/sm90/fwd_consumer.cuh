@@ -113,7 +113,8 @@ struct Consumer {
         n0 + kBlockN > w.rows.k_len ||
         (p.shape.causal && n0 + kBlockN - 1 > row0 + w.rows.k_len - w.rows.q_len);
     if (needs_mask) {
-      mask_scores(acc_s, row0 + warp * 16, n0, w.rows.q_len, w.rows.k_len, p.shape.causal, lane);
+      mask_scores<Tr::kMaskSkipsSeenTiles>(acc_s, row0 + warp * 16, n0, w.rows.q_len, w.rows.k_len,
+                                           p.shape.causal, lane);
     }
   }
 

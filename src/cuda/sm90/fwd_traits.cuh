@@ -49,6 +49,10 @@ struct FwdTraits {
   /// Since the softmax without a per-score max, it decides only on the blocks that leave its fast
   /// path (a row's first, and those that move the max) and on one-block tiles.
   static constexpr bool kLazyMax = kHeadDimV >= 128;
+  /// Whether the mask skips the column tiles every row of a warp sees (score_mask.cuh): most of a
+  /// one-block tile's (ViT-B/16's 197 keys in 208, 77 text tokens in 80). At D = 256 its branches
+  /// made the cross-tile kernel, with two softmax states beside O, spill.
+  static constexpr bool kMaskSkipsSeenTiles = kHeadDimV <= 128;
   /// After a row's first key block, the softmax without a per-score max (stale_max_softmax.cuh).
   using Softmax = StaleMaxSoftmax<1, kLazyMax>;
   static constexpr uint32_t kQBytes = kBlockM * kHeadDim * 2;
@@ -127,18 +131,18 @@ __device__ __forceinline__ WorkTile locate_work(const FwdParams& p, int unit) {
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
   const sm80::ShapeParams& s = p.shape;
   WorkTile t;
-  int tile = unit;
-  int part = -1;
-  if (unit >= p.split_tile0) {
-    const int rank = unit - p.split_tile0;
-    tile = p.split_tile0 + rank / p.split_parts;
-    part = rank % p.split_parts;
-  }
-  const FwdTilePlace place = fwd_tile_place(tile, p.num_m_blocks, Tr::kValueSlices);
+  // Computed for every unit and selected, not branched around: under a branch ptxas carried the
+  // quotient's 64-bit product through the persistent loop and spilled it.
+  const bool split_unit = unit >= p.split_tile0;
+  const int rank = split_unit ? unit - p.split_tile0 : 0;
+  const int tile_rank = p.split_parts_divisor.quotient(rank);
+  const int tile = split_unit ? p.split_tile0 + tile_rank : unit;
+  const int part = split_unit ? p.split_parts_divisor.remainder(rank, tile_rank) : -1;
+  const FwdTilePlace place = fwd_tile_place(tile, p.m_blocks_divisor, Tr::kValueSlices);
   t.v_col0 = place.slice * Tr::kHeadDimV;
-  t.head = place.bh % s.heads;
-  t.seq = place.bh / s.heads;
-  t.head_kv = t.head / s.group;
+  t.seq = p.heads_divisor.quotient(place.bh);
+  t.head = p.heads_divisor.remainder(place.bh, t.seq);
+  t.head_kv = p.group_divisor.quotient(t.head);
   t.rows = seq_range(s, t.seq);
   t.m0 = place.m_block * Tr::kBlockM;
   // Keys this block can see at all: under the causal mask the last row's limit bounds the rest.

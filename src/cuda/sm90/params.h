@@ -3,6 +3,7 @@
 
 #include <cuda.h>
 
+#include "cuda/common/fast_divisor.h"
 #include "cuda/sm80/params.h"
 
 namespace flashvision::detail::sm90 {
@@ -25,6 +26,8 @@ struct FwdParams {
   int split_parts = 1;
   int split_blocks = 0;  ///< key blocks of a part (the last part of a tile may have fewer)
   int grid_ctas = 0;     ///< persistent CTAs: min(num_units, SMs)
+  /// locate_work's divisors (num_m_blocks, heads, the GQA group, split_parts), made on the host.
+  FastDivisor m_blocks_divisor, heads_divisor, group_divisor, split_parts_divisor;
   /// 1: every unit is a whole tile of a single key block, and the consumers pipeline across tiles
   /// (tile_config.h's fwd_cross_tile; 128-row tiles only).
   int cross_tile = 0;
