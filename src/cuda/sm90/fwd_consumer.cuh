@@ -129,10 +129,11 @@ struct Consumer {
 
   /// One work unit: its rows against its key blocks, then the epilogue (O and LSE of a whole
   /// tile, or the partial result of one key range of a split tile).
-  __device__ void run(const WorkTile& w, RingPosition<Tr::kStages>& ring, int& q_round) {
+  __device__ void run(const WorkTile& w, RingPosition<Tr::kStages>& ring,
+                      RingPosition<Tr::kQBuffers>& q_ring) {
     clear(acc_o);
     softmax.init();
-    if (w.n_blocks > 0) run_blocks(w, ring, q_round);
+    if (w.n_blocks > 0) run_blocks(w, ring, q_ring);
     finish(w);
   }
 
@@ -151,14 +152,14 @@ struct Consumer {
                                                 lane);
   }
 
-  __device__ void run_blocks(const WorkTile& w, RingPosition<Tr::kStages>& ring, int& q_round) {
-    const uint32_t q_rows = smem.q() + consumer * 64 * Tr::kSwizzle;
-    mbarrier_wait(smem.q_full(), q_round & 1);
-    ++q_round;
+  __device__ void run_blocks(const WorkTile& w, RingPosition<Tr::kStages>& ring,
+                             RingPosition<Tr::kQBuffers>& q_ring) {
+    const int q_buffer = wait_for_q(q_ring);
+    const uint32_t q_rows = smem.q(q_buffer) + consumer * 64 * Tr::kSwizzle;
 
     // Prologue: S of the first block alone.
     int stage = ring.stage();
-    scores_alone(q_rows, ring, w.n_blocks == 1);
+    scores_alone(q_rows, ring, w.n_blocks == 1, q_buffer);
     float correction[1][2];
     mask_block(w, (w.n_block0 + w.n_blocks - 1) * kBlockN);
     bool rescale_o =
@@ -174,7 +175,7 @@ struct Consumer {
       // through the loop (the D = 64 wide tile spilled it).
       scores_with_values<Tr::kRescaleDuringQk>(opaque(q_rows), next_stage, stage, rescale_o,
                                                correction);
-      if (j == w.n_blocks - 1) release(smem.q_empty());
+      if (j == w.n_blocks - 1) release(smem.q_empty(q_buffer));
       mask_block(w, (w.n_block0 + w.n_blocks - 1 - j) * kBlockN);
       // P V of the previous block reads p_frag until it completes; ptxas placed this wait ahead
       // of the softmax in every kernel anyway (docs/hopper.md, "Overlap").
@@ -198,10 +199,18 @@ struct Consumer {
     values_alone(ring);
   }
 
+  /// Waits for the Q buffer at q_ring's position and moves q_ring on; returns the buffer.
+  __device__ int wait_for_q(RingPosition<Tr::kQBuffers>& q_ring) const {
+    const int buffer = q_ring.stage();
+    mbarrier_wait(smem.q_full(buffer), q_ring.parity());
+    ++q_ring.index;
+    return buffer;
+  }
+
   /// S = Q K of the key block at the ring's position alone, once its K has landed, waited for; K
-  /// released, and Q where the block is the tile's last.
+  /// released, and Q's buffer `q_buffer` where the block is the tile's last.
   __device__ void scores_alone(uint32_t q_rows, const RingPosition<Tr::kStages>& ring,
-                               bool last_of_q) {
+                               bool last_of_q, int q_buffer) {
     const int stage = ring.stage();
     mbarrier_wait(smem.k_full(stage), ring.parity());
     turns.wait_turn();
@@ -213,7 +222,7 @@ struct Consumer {
     wgmma_wait<0>();
     fence_registers(s_flat());
     release(smem.k_empty(stage));
-    if (last_of_q) release(smem.q_empty());
+    if (last_of_q) release(smem.q_empty(q_buffer));
   }
 
   /// S' = Q K of the block in `next_stage` issued with O += P V of the block in `stage`, in one
@@ -265,8 +274,9 @@ struct Consumer {
   /// its GEMM, softmax, GEMM and epilogue in sequence, and the warpgroups, a GEMM apart, reach
   /// their softmax together, when the tensor cores have nothing to run. Two softmax states: the
   /// tile whose P V is in flight and the next one's.
-  __device__ void run_cross_tile(RingPosition<Tr::kStages>& ring, int& q_round) {
-    const uint32_t q_rows = smem.q() + consumer * 64 * Tr::kSwizzle;
+  __device__ void run_cross_tile(RingPosition<Tr::kStages>& ring,
+                                 RingPosition<Tr::kQBuffers>& q_ring) {
+    const uint32_t q_offset = consumer * 64 * Tr::kSwizzle;
     const int stride = static_cast<int>(gridDim.x);
     int unit = static_cast<int>(blockIdx.x);
     WorkTile w = locate_work<kHeadDim, kBlockM, kBlockN>(p, unit);
@@ -275,9 +285,8 @@ struct Consumer {
     // Prologue: S of the CTA's first tile alone.
     softmax.init();
     int stage = ring.stage();
-    mbarrier_wait(smem.q_full(), q_round & 1);
-    ++q_round;
-    scores_alone(q_rows, ring, true);
+    const int first_q = wait_for_q(q_ring);
+    scores_alone(smem.q(first_q) + q_offset, ring, true, first_q);
     scores_to_probabilities(w, 0, correction, softmax);
     acc_to_a_frags<T>(p_frag, acc_s);
 
@@ -286,13 +295,12 @@ struct Consumer {
       const WorkTile next_w = locate_work<kHeadDim, kBlockM, kBlockN>(p, unit);
       RingPosition<Tr::kStages> next{ring.index + 1};
       const int next_stage = next.stage();
-      mbarrier_wait(smem.q_full(), q_round & 1);
-      ++q_round;
+      const int q_buffer = wait_for_q(q_ring);
       mbarrier_wait(smem.k_full(next_stage), next.parity());
       mbarrier_wait(smem.v_full(stage), ring.parity());
       clear(acc_o);
-      scores_with_values<false>(q_rows, next_stage, stage, false, correction);
-      release(smem.q_empty());
+      scores_with_values<false>(smem.q(q_buffer) + q_offset, next_stage, stage, false, correction);
+      release(smem.q_empty(q_buffer));
       next_softmax.init();
       scores_to_probabilities(next_w, 0, correction, next_softmax);
       wgmma_wait<0>();
@@ -333,15 +341,15 @@ __device__ __forceinline__ void consume(const FwdParams& p,
                                             (static_cast<int>(threadIdx.x) / 32) % 4,
                                             static_cast<int>(threadIdx.x) % 32};
   RingPosition<Tr::kStages> ring;
-  int q_round = 0;
+  RingPosition<Tr::kQBuffers> q_ring;
   if constexpr (kCrossTile) {
     // The host launches one CTA per unit at most (grid_ctas), so every CTA has a first tile.
-    c.run_cross_tile(ring, q_round);
+    c.run_cross_tile(ring, q_ring);
   } else {
     for (int unit = static_cast<int>(blockIdx.x); unit < p.num_units;
          unit += static_cast<int>(gridDim.x)) {
       const WorkTile w = locate_work<kHeadDim, kBlockM, kBlockN>(p, unit);
-      if (w.has_rows()) c.run(w, ring, q_round);
+      if (w.has_rows()) c.run(w, ring, q_ring);
     }
   }
 }

@@ -27,9 +27,11 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kBlockM, kBlockN>::kThread
   const SmemLayout<kHeadDim, kBlockM, kBlockN> smem{(raw + 1023u) & ~1023u};
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
   if (threadIdx.x == 0) {
-    mbarrier_init(smem.q_full(), 1);
     // Every consumer warp releases a buffer once its wgmma have read it.
-    mbarrier_init(smem.q_empty(), Tr::kConsumers * 4);
+    for (int buffer = 0; buffer < Tr::kQBuffers; ++buffer) {
+      mbarrier_init(smem.q_full(buffer), 1);
+      mbarrier_init(smem.q_empty(buffer), Tr::kConsumers * 4);
+    }
     for (int stage = 0; stage < Tr::kStages; ++stage) {
       mbarrier_init(smem.k_full(stage), 1);
       mbarrier_init(smem.v_full(stage), 1);

@@ -1,7 +1,8 @@
 // The producer of the sm90 forward: one thread streams, for every tile of its CTA's share of the
-// persistent schedule, Q once and K, V of each key block into the ring with TMA. It runs ahead
-// of the consumers by as many slots as the ring has, also across tiles, so the next tile's loads
-// overlap the current tile's last GEMMs and its epilogue.
+// persistent schedule, Q once and K, V of each key block into the rings with TMA. It runs ahead
+// of the consumers by as many slots as the rings have, also across tiles, so the next tile's
+// loads overlap the current tile's GEMMs and its epilogue (its Q the whole tile, where the tile
+// has two Q buffers).
 #pragma once
 
 #include "cuda/sm90/fwd_traits.cuh"
@@ -27,18 +28,19 @@ __device__ __forceinline__ void produce(const FwdParams& p,
                                         const SmemLayout<kHeadDim, kBlockM, kBlockN>& smem) {
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
   RingPosition<Tr::kStages> ring;
-  int q_round = 0;  // tiles whose Q was loaded: the parity of the Q barriers
+  RingPosition<Tr::kQBuffers> q_ring;  // over the tiles whose Q was loaded
   for (int unit = static_cast<int>(blockIdx.x); unit < p.num_units;
        unit += static_cast<int>(gridDim.x)) {
     const WorkTile w = locate_work<kHeadDim, kBlockM, kBlockN>(p, unit);
     // Tiles without rows or keys load nothing (their consumers only write zeros).
     if (!w.has_rows() || w.n_blocks == 0) continue;
-    mbarrier_wait(smem.q_empty(), (q_round & 1) ^ 1);
-    mbarrier_arrive_expect_tx(smem.q_full(), Tr::kQBytes);
+    const int q_buffer = q_ring.stage();
+    mbarrier_wait(smem.q_empty(q_buffer), q_ring.parity() ^ 1);
+    mbarrier_arrive_expect_tx(smem.q_full(q_buffer), Tr::kQBytes);
     load_tile<kHeadDim, kBlockM, kBlockN, Tr::kBlockM, Tr::kPanels>(
-        smem.q(), &p.tmap_q, 0, static_cast<int>(w.rows.q_begin) + w.m0, w.head, w.seq_coord,
-        smem.q_full());
-    ++q_round;
+        smem.q(q_buffer), &p.tmap_q, 0, static_cast<int>(w.rows.q_begin) + w.m0, w.head,
+        w.seq_coord, smem.q_full(q_buffer));
+    ++q_ring.index;
     for (int j = 0; j < w.n_blocks; ++j, ++ring.index) {
       const int stage = ring.stage();
       const uint32_t free_parity = ring.parity() ^ 1;

@@ -21,6 +21,7 @@ struct FwdTraits {
   static constexpr int kBlockM = kTile.block_m;
   static constexpr int kBlockN = kTile.block_n;
   static constexpr int kStages = kTile.stages;
+  static constexpr int kQBuffers = fwd_q_buffers(kHeadDim, kRowsPerBlock, kKeysPerBlock);
   static constexpr int kConsumers = kTile.consumers();
   static constexpr int kThreads = fwd_threads(kTile);
   static constexpr int kConsumerRegisters = consumer_registers(kTile);
@@ -79,27 +80,34 @@ struct SmemLayout {
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
   uint32_t base;
 
-  __device__ uint32_t q() const { return base; }
-  __device__ uint32_t k(int stage) const { return base + Tr::kQBytes + stage * Tr::kKBytes; }
+  static constexpr uint32_t kQAllBytes = Tr::kQBuffers * Tr::kQBytes;
+
+  __device__ uint32_t q(int buffer) const { return base + buffer * Tr::kQBytes; }
+  __device__ uint32_t k(int stage) const { return base + kQAllBytes + stage * Tr::kKBytes; }
   __device__ uint32_t v(int stage) const {
-    return base + Tr::kQBytes + Tr::kStages * Tr::kKBytes + stage * Tr::kVBytes;
+    return base + kQAllBytes + Tr::kStages * Tr::kKBytes + stage * Tr::kVBytes;
   }
   /// O staging buffer of consumer warp `warp` (0 .. 4 * Tr::kConsumers - 1).
   __device__ uint32_t staging(int warp) const {
-    return base + Tr::kQBytes + Tr::kStages * (Tr::kKBytes + Tr::kVBytes) +
-           warp * Tr::kStagingBytes;
+    return base + kQAllBytes + Tr::kStages * (Tr::kKBytes + Tr::kVBytes) + warp * Tr::kStagingBytes;
   }
   __device__ uint32_t barrier(int index) const { return staging(Tr::kConsumers * 4) + 8 * index; }
-  __device__ uint32_t q_full() const { return barrier(0); }
-  __device__ uint32_t q_empty() const { return barrier(1); }
-  __device__ uint32_t k_full(int stage) const { return barrier(2 + stage); }
-  __device__ uint32_t v_full(int stage) const { return barrier(2 + Tr::kStages + stage); }
-  __device__ uint32_t k_empty(int stage) const { return barrier(2 + 2 * Tr::kStages + stage); }
-  __device__ uint32_t v_empty(int stage) const { return barrier(2 + 3 * Tr::kStages + stage); }
+  __device__ uint32_t q_full(int buffer) const { return barrier(buffer); }
+  __device__ uint32_t q_empty(int buffer) const { return barrier(Tr::kQBuffers + buffer); }
+  __device__ uint32_t k_full(int stage) const { return barrier(2 * Tr::kQBuffers + stage); }
+  __device__ uint32_t v_full(int stage) const {
+    return barrier(2 * Tr::kQBuffers + Tr::kStages + stage);
+  }
+  __device__ uint32_t k_empty(int stage) const {
+    return barrier(2 * Tr::kQBuffers + 2 * Tr::kStages + stage);
+  }
+  __device__ uint32_t v_empty(int stage) const {
+    return barrier(2 * Tr::kQBuffers + 3 * Tr::kStages + stage);
+  }
 };
 
-/// Position in the K/V ring: the producer and every consumer walk the same sequence of key
-/// blocks over all their tiles, so each keeps its own copy of this counter.
+/// Position in a ring of buffers, the K/V stages or the Q buffers: the producer and every consumer
+/// walk the same sequence of key blocks and tiles, so each keeps its own copy of the counters.
 template <int kStages>
 struct RingPosition {
   int index = 0;

@@ -249,37 +249,68 @@ constexpr int launch_registers(int threads) { return 65536 / threads / 8 * 8 * t
 inline constexpr int kProducerRegisters = 24;
 constexpr int consumer_registers(const FwdTile& t) { return t.consumers() == 2 ? 240 : 160; }
 
-/// Bytes of the 8-byte mbarriers: Q full and empty, and per stage K full, V full, K empty, V empty.
-constexpr std::size_t barrier_bytes(int stages) { return 8 * (2 + 4 * stages); }
+/// Bytes of the 8-byte mbarriers: per Q buffer full and empty, and per stage K full, V full, K
+/// empty, V empty.
+constexpr std::size_t barrier_bytes(int q_buffers, int stages) {
+  return 8 * (2 * q_buffers + 4 * stages);
+}
 
 /// Shared memory one block may use on sm90 (the opt-in maximum of the H100 and H200).
 inline constexpr std::size_t kMaxSmemBytes = 227 * 1024;
 
-/// Bytes of the pipeline of a tile: Q, the K and V stages, the barriers, and 1 KiB of slack to
-/// align the swizzled tiles to 1024 bytes (the 128-byte swizzle pattern's period).
-constexpr std::size_t fwd_pipeline_bytes(int bucket, int block_m, int block_n) {
+/// Bytes of the pipeline of a tile with `q_buffers` Q buffers: Q, the K and V stages, the
+/// barriers, and 1 KiB of slack to align the swizzled tiles to 1024 bytes (the 128-byte swizzle
+/// pattern's period).
+constexpr std::size_t fwd_pipeline_bytes(int bucket, int block_m, int block_n, int q_buffers) {
   const FwdTile t = fwd_tile(bucket, block_m, block_n);
   const std::size_t tiles =
-      (static_cast<std::size_t>(t.block_m + t.stages * t.block_n) * bucket +
+      (static_cast<std::size_t>(q_buffers * t.block_m + t.stages * t.block_n) * bucket +
        static_cast<std::size_t>(t.stages) * t.block_n * value_columns(bucket)) *
       2;
-  return tiles + barrier_bytes(t.stages) + 1024;
+  return tiles + barrier_bytes(q_buffers, t.stages) + 1024;
 }
 
 /// Bytes of one 64-column panel of a consumer warp's O staging buffer: 16 rows of 128 bytes.
 inline constexpr std::size_t kStagingPanelBytes = 16 * 128;
 
+/// 64-column panels of O a consumer warp would stage to write all of O at once; bucket 64 stores
+/// directly: staged, its long sequences ran 2–3 % slower on the H200
+/// (bench/results/2026-11-29-h200-sm90-epilogue-exp2), the short ones within 1 %.
+constexpr int wanted_epilogue_panels(int bucket) {
+  return bucket == 64 ? 0 : (value_columns(bucket) + 63) / 64;
+}
+
+/// Bytes of the O staging buffers of all consumer warps with `panels` panels each.
+constexpr std::size_t staging_bytes(int bucket, int block_m, int block_n, int panels) {
+  return static_cast<std::size_t>(panels) * fwd_tile(bucket, block_m, block_n).consumers() * 4 *
+         kStagingPanelBytes;
+}
+
+/// Q buffers of the tile: two at the text width, so that the producer loads the next tile's Q
+/// while this one runs; one elsewhere, which the producer refills once the tile's last S = Q K
+/// has read it. A text tile is one block of a few hundred cycles of GEMM, and its Q load is the
+/// longest wait it has: on the H200 two buffers ran SD 1.5's cross-attention 3.9 % faster (SDXL's
+/// 0.6 %), but cost the D = 64 sweep 1.6-2.3 %, SD 1.5 64 x 64 4 % and ViT-B/16 1 % where every
+/// tile up to D = 96 had them (bench/results/2026-12-01-s23, call 4).
+constexpr int fwd_q_buffers(int bucket, int block_m, int block_n) {
+  const bool text = block_m == kNarrowBlockM && block_n == text_block_n(bucket);
+  const std::size_t two = fwd_pipeline_bytes(bucket, block_m, block_n, 2) +
+                          staging_bytes(bucket, block_m, block_n, wanted_epilogue_panels(bucket));
+  return text && two <= kMaxSmemBytes ? 2 : 1;
+}
+
+/// Bytes of the tile's pipeline with its Q buffers.
+constexpr std::size_t fwd_pipeline_bytes(int bucket, int block_m, int block_n) {
+  return fwd_pipeline_bytes(bucket, block_m, block_n, fwd_q_buffers(bucket, block_m, block_n));
+}
+
 /// 64-column panels of O each consumer warp stages in shared memory so that the epilogue writes
 /// whole 16-byte chunks of rows: as many as O has, or as fit next to the pipeline (O then passes
 /// through in several rounds). 0 where nothing fits (D = 256 and 512), which keeps the direct
-/// stores from the accumulators. Bucket 64 also stores directly: staged, its long sequences ran
-/// 2–3 % slower on the H200 (bench/results/2026-11-29-h200-sm90-epilogue-exp2), the short ones
-/// within 1 %.
+/// stores from the accumulators, and at bucket 64 (wanted_epilogue_panels).
 constexpr int epilogue_panels(int bucket, int block_m, int block_n) {
-  if (bucket == 64) return 0;
-  const int wanted = (value_columns(bucket) + 63) / 64;
-  const std::size_t per_panel =
-      fwd_tile(bucket, block_m, block_n).consumers() * 4 * kStagingPanelBytes;
+  const int wanted = wanted_epilogue_panels(bucket);
+  const std::size_t per_panel = staging_bytes(bucket, block_m, block_n, 1);
   const int fitting =
       static_cast<int>((kMaxSmemBytes - fwd_pipeline_bytes(bucket, block_m, block_n)) / per_panel);
   return wanted < fitting ? wanted : fitting;
@@ -288,8 +319,7 @@ constexpr int epilogue_panels(int bucket, int block_m, int block_n) {
 /// Dynamic shared memory of the forward tile: the pipeline and the consumer warps' O staging.
 constexpr std::size_t fwd_smem_bytes(int bucket, int block_m, int block_n) {
   return fwd_pipeline_bytes(bucket, block_m, block_n) +
-         static_cast<std::size_t>(epilogue_panels(bucket, block_m, block_n)) *
-             fwd_tile(bucket, block_m, block_n).consumers() * 4 * kStagingPanelBytes;
+         staging_bytes(bucket, block_m, block_n, epilogue_panels(bucket, block_m, block_n));
 }
 
 }  // namespace flashvision::detail::sm90
