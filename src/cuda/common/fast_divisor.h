@@ -8,11 +8,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define FLASHVISION_HOST_DEVICE __host__ __device__
-#else
-#define FLASHVISION_HOST_DEVICE
-#endif
+#include "cuda/common/host_device.h"
 
 namespace flashvision::detail {
 
@@ -59,5 +55,3 @@ class FastDivisor {
 };
 
 }  // namespace flashvision::detail
-
-#undef FLASHVISION_HOST_DEVICE

@@ -6,11 +6,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define FLASHVISION_HOST_DEVICE __host__ __device__
-#else
-#define FLASHVISION_HOST_DEVICE
-#endif
+#include "cuda/common/host_device.h"
 
 namespace flashvision::detail::sm80 {
 
@@ -45,5 +41,3 @@ template <bool kTiled>
 inline constexpr int dq_column_step = kTiled ? kDqTileRows * kDqTileCols : kDqTileCols;
 
 }  // namespace flashvision::detail::sm80
-
-#undef FLASHVISION_HOST_DEVICE
