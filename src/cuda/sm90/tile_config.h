@@ -258,11 +258,21 @@ constexpr std::size_t barrier_bytes(int q_buffers, int stages) {
 /// Shared memory one block may use on sm90 (the opt-in maximum of the H100 and H200).
 inline constexpr std::size_t kMaxSmemBytes = 227 * 1024;
 
-/// Bytes of the pipeline of a tile with `q_buffers` Q buffers: Q, the K and V stages, the
-/// barriers, and 1 KiB of slack to align the swizzled tiles to 1024 bytes (the 128-byte swizzle
-/// pattern's period).
-constexpr std::size_t fwd_pipeline_bytes(int bucket, int block_m, int block_n, int q_buffers) {
+/// Q buffers of the tile: two at the text width, so that the producer loads the next tile's Q
+/// while this one runs; one elsewhere, which the producer refills once the tile's last S = Q K
+/// has read it. A text tile is one block of a few hundred cycles of GEMM, and its Q load is the
+/// longest wait it has: on the H200 two buffers ran SD 1.5's cross-attention 4.3 % faster and
+/// SDXL's 0.8 % (bench/results/2026-12-01-s23, call 6), but cost the D = 64 sweep 1.6-2.3 %, SD
+/// 1.5 64 x 64 4 % and ViT-B/16 1 % where every tile up to D = 96 had them (call 4).
+constexpr int fwd_q_buffers(int bucket, int block_m, int block_n) {
+  return block_m == kNarrowBlockM && block_n == text_block_n(bucket) ? 2 : 1;
+}
+
+/// Bytes of the pipeline of a tile: its Q buffers, the K and V stages, the barriers, and 1 KiB of
+/// slack to align the swizzled tiles to 1024 bytes (the 128-byte swizzle pattern's period).
+constexpr std::size_t fwd_pipeline_bytes(int bucket, int block_m, int block_n) {
   const FwdTile t = fwd_tile(bucket, block_m, block_n);
+  const int q_buffers = fwd_q_buffers(bucket, block_m, block_n);
   const std::size_t tiles =
       (static_cast<std::size_t>(q_buffers * t.block_m + t.stages * t.block_n) * bucket +
        static_cast<std::size_t>(t.stages) * t.block_n * value_columns(bucket)) *
@@ -284,24 +294,6 @@ constexpr int wanted_epilogue_panels(int bucket) {
 constexpr std::size_t staging_bytes(int bucket, int block_m, int block_n, int panels) {
   return static_cast<std::size_t>(panels) * fwd_tile(bucket, block_m, block_n).consumers() * 4 *
          kStagingPanelBytes;
-}
-
-/// Q buffers of the tile: two at the text width, so that the producer loads the next tile's Q
-/// while this one runs; one elsewhere, which the producer refills once the tile's last S = Q K
-/// has read it. A text tile is one block of a few hundred cycles of GEMM, and its Q load is the
-/// longest wait it has: on the H200 two buffers ran SD 1.5's cross-attention 3.9 % faster (SDXL's
-/// 0.6 %), but cost the D = 64 sweep 1.6-2.3 %, SD 1.5 64 x 64 4 % and ViT-B/16 1 % where every
-/// tile up to D = 96 had them (bench/results/2026-12-01-s23, call 4).
-constexpr int fwd_q_buffers(int bucket, int block_m, int block_n) {
-  const bool text = block_m == kNarrowBlockM && block_n == text_block_n(bucket);
-  const std::size_t two = fwd_pipeline_bytes(bucket, block_m, block_n, 2) +
-                          staging_bytes(bucket, block_m, block_n, wanted_epilogue_panels(bucket));
-  return text && two <= kMaxSmemBytes ? 2 : 1;
-}
-
-/// Bytes of the tile's pipeline with its Q buffers.
-constexpr std::size_t fwd_pipeline_bytes(int bucket, int block_m, int block_n) {
-  return fwd_pipeline_bytes(bucket, block_m, block_n, fwd_q_buffers(bucket, block_m, block_n));
 }
 
 /// 64-column panels of O each consumer warp stages in shared memory so that the epilogue writes
