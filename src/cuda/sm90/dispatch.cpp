@@ -18,41 +18,39 @@ bool contains(sm80::HeadDimList<kDims...>, int bucket) {
   return ((bucket == kDims) || ...);
 }
 
+/// Runs the instantiation of bucket kDim with kBlockM x kBlockN tiles where that is the tile
+/// asked for; false where it is not, or where the bucket lacks that tile (a width or row count of
+/// 0 in tile_config.h), whose instantiation is then never named.
+template <DType kDType, int kDim, int kBlockM, int kBlockN>
+bool run_if_tile(int block_m, int block_n, const FwdParams& params, void* stream) {
+  if constexpr (kBlockM != 0 && kBlockN != 0) {
+    if (block_m == kBlockM && block_n == kBlockN) {
+      run_fwd<kDType, kDim, kBlockM, kBlockN>(params, stream);
+      return true;
+    }
+  }
+  return false;
+}
+
 /// The instantiation of bucket kDim with `block_m` x `block_n` tiles: 128 rows with the long,
 /// second, short or text key width, or the wide rows with the wide tile's width.
 template <DType kDType, int kDim>
 void forward_bucket(int block_m, int block_n, const FwdParams& params, void* stream) {
-  constexpr int kLong = fwd_tile(kDim).block_n;
-  constexpr int kSecond = second_block_n(kDim);
-  constexpr int kShort = short_block_n(kDim);
-  constexpr int kText = text_block_n(kDim);
-  constexpr int kWide = wide_block_m(kDim);
-  if (block_m == kNarrowBlockM && block_n == kLong) {
-    return run_fwd<kDType, kDim, kNarrowBlockM, kLong>(params, stream);
+  const bool ran = run_if_tile<kDType, kDim, kNarrowBlockM, fwd_tile(kDim).block_n>(
+                       block_m, block_n, params, stream) ||
+                   run_if_tile<kDType, kDim, kNarrowBlockM, second_block_n(kDim)>(block_m, block_n,
+                                                                                  params, stream) ||
+                   run_if_tile<kDType, kDim, kNarrowBlockM, short_block_n(kDim)>(block_m, block_n,
+                                                                                 params, stream) ||
+                   run_if_tile<kDType, kDim, kNarrowBlockM, text_block_n(kDim)>(block_m, block_n,
+                                                                                params, stream) ||
+                   run_if_tile<kDType, kDim, wide_block_m(kDim), wide_block_n(kDim)>(
+                       block_m, block_n, params, stream);
+  if (!ran) {
+    throw Error("sm90: head-dim bucket " + std::to_string(kDim) + " has no " +
+                std::to_string(block_m) + " x " + std::to_string(block_n) +
+                " tile (tile_config.h)");
   }
-  if constexpr (kSecond != 0) {
-    if (block_m == kNarrowBlockM && block_n == kSecond) {
-      return run_fwd<kDType, kDim, kNarrowBlockM, kSecond>(params, stream);
-    }
-  }
-  if constexpr (kShort != 0) {
-    if (block_m == kNarrowBlockM && block_n == kShort) {
-      return run_fwd<kDType, kDim, kNarrowBlockM, kShort>(params, stream);
-    }
-  }
-  if constexpr (kText != 0) {
-    if (block_m == kNarrowBlockM && block_n == kText) {
-      return run_fwd<kDType, kDim, kNarrowBlockM, kText>(params, stream);
-    }
-  }
-  if constexpr (kWide != 0) {
-    constexpr int kWideN = wide_block_n(kDim);
-    if (block_m == kWide && block_n == kWideN) {
-      return run_fwd<kDType, kDim, kWide, kWideN>(params, stream);
-    }
-  }
-  throw Error("sm90: head-dim bucket " + std::to_string(kDim) + " has no " +
-              std::to_string(block_m) + " x " + std::to_string(block_n) + " tile (tile_config.h)");
 }
 
 template <DType kDType, int... kDims>
