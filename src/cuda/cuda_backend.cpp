@@ -921,6 +921,21 @@ bool sm90_cross_tile(const Problem& p, const sm90::FwdParams& params, const sm90
                                          p.varlen, params.num_units != params.num_tiles);
 }
 
+/// Whether the sm90 forward of p shares K and V within clusters of CTAs (tile_config.h's
+/// fwd_kv_multicast) for `params` (schedule and cross_tile set): where it applies, unless
+/// FLASHVISION_SM90_FWD_MULTICAST is 0 (benchmarks and tests compare both).
+bool sm90_kv_multicast(const Problem& p, const sm90::FwdParams& params, const sm90::FwdTile& tile,
+                       int bucket) {
+  const bool allowed =
+      env_choice("FLASHVISION_SM90_FWD_MULTICAST", {{"auto", 1}, {"1", 1}, {"0", 0}}, 1,
+                 "auto or 1 (clusters of two CTAs share K and V where they read the same keys) "
+                 "or 0 (never)") == 1;
+  return allowed && sm90::fwd_kv_multicast(bucket, tile.block_m, tile.block_n, params.num_m_blocks,
+                                           p.seqlen_k, p.causal, p.varlen,
+                                           params.num_units != params.num_tiles,
+                                           params.cross_tile != 0);
+}
+
 /// Queues the forward (tensor maps set) and the combine of its split tiles, whose partial O rows
 /// hold one slice's columns each.
 void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
@@ -1037,12 +1052,17 @@ void forward_sm90(const Problem& p) {
   params.group_divisor = FastDivisor(params.shape.group);
   params.split_parts_divisor = FastDivisor(params.split_parts);
   params.cross_tile = sm90_cross_tile(p, params, tile) ? 1 : 0;
+  params.kv_multicast = sm90_kv_multicast(p, params, tile, bucket) ? 1 : 0;
   const int swizzle = sm90::swizzle_bytes(bucket);
   params.tmap_q =
       sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);
-  params.tmap_k = sm90::make_tensor_map(geometry(p, p.k, true), swizzle / 2, tile.block_n, swizzle);
+  // Each CTA of a cluster that shares K and V loads its share of a block's rows.
+  const int key_box_rows = tile.block_n / (params.kv_multicast ? sm90::kKvMulticastCtas : 1);
+  params.tmap_k =
+      sm90::make_tensor_map(geometry(p, p.k, true), swizzle / 2, key_box_rows, swizzle);
   // One panel a box: above D = 256 a tile loads its slice's panels from its column v_col0.
-  params.tmap_v = sm90::make_tensor_map(geometry(p, p.v, true), swizzle / 2, tile.block_n, swizzle);
+  params.tmap_v =
+      sm90::make_tensor_map(geometry(p, p.v, true), swizzle / 2, key_box_rows, swizzle);
   with_split_workspace(p, params, [&] { run_forward_sm90(p, params, bucket, tile); });
 }
 

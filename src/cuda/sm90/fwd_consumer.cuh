@@ -80,8 +80,9 @@ class TurnRound {
   int consumer_;
 };
 
-/// Per-tile state of a consumer warpgroup and the steps of its loop.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN>
+/// Per-tile state of a consumer warpgroup and the steps of its loop; kCtas: the CTAs of the
+/// cluster that share every K and V slot (1: none).
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kCtas>
 struct Consumer {
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
   using Softmax = typename Tr::Softmax;
@@ -181,7 +182,7 @@ struct Consumer {
       // of the softmax in every kernel anyway (docs/hopper.md, "Overlap").
       wgmma_wait<0>();
       fence_registers(o_flat());
-      release(smem.v_empty(stage));
+      release_kv(smem.v_empty(stage));
       rescale_o =
           softmax.template update_and_pack<T>(acc_s, p_frag, p.shape.scale_log2, correction);
       if constexpr (!Tr::kRescaleDuringQk) {
@@ -221,7 +222,7 @@ struct Consumer {
     turns.pass_turn();
     wgmma_wait<0>();
     fence_registers(s_flat());
-    release(smem.k_empty(stage));
+    release_kv(smem.k_empty(stage));
     if (last_of_q) release(smem.q_empty(q_buffer));
   }
 
@@ -248,7 +249,7 @@ struct Consumer {
     turns.pass_turn();
     wgmma_wait<1>();  // S' is ready; P V may still run
     fence_registers(s_flat());
-    release(smem.k_empty(next_stage));
+    release_kv(smem.k_empty(next_stage));
   }
 
   /// O += P V of the block at the ring's position alone (its V has landed), waited for; V
@@ -263,7 +264,7 @@ struct Consumer {
     turns.pass_turn();
     wgmma_wait<0>();
     fence_registers(o_flat());
-    release(smem.v_empty(stage));
+    release_kv(smem.v_empty(stage));
     ++ring.index;
   }
 
@@ -305,7 +306,7 @@ struct Consumer {
       scores_to_probabilities(next_w, 0, correction, next_softmax);
       wgmma_wait<0>();
       fence_registers(o_flat());
-      release(smem.v_empty(stage));
+      release_kv(smem.v_empty(stage));
       finish(w);
       softmax = next_softmax;
       acc_to_a_frags<T>(p_frag, acc_s);
@@ -321,20 +322,31 @@ struct Consumer {
     finish(w);
   }
 
-  /// One arrival per warp once its wgmma have read the slot (the barriers count 8 warps).
+  /// One arrival per warp once its wgmma have read the slot (the barriers count its CTA's
+  /// consumer warps).
   __device__ void release(uint32_t bar) const {
     if (lane == 0) mbarrier_arrive(bar);
   }
+
+  /// Releases a K or V slot: one arrival per warp on the slot's empty barrier in every CTA that
+  /// shares it (lane r on rank r's), since every CTA's producer writes into this CTA's slot.
+  __device__ void release_kv(uint32_t bar) const {
+    if constexpr (kCtas == 1) {
+      release(bar);
+    } else if (lane < kCtas) {
+      mbarrier_arrive_cluster(cluster_address(bar, static_cast<uint32_t>(lane)));
+    }
+  }
 };
 
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kCrossTile>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kCrossTile, int kCtas>
 __device__ __forceinline__ void consume(const FwdParams& p,
                                         const SmemLayout<kHeadDim, kBlockM, kBlockN>& smem,
                                         int consumer) {
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
   const TurnRound<Tr::kConsumers> turns(consumer);
   turns.start();
-  Consumer<T, kHeadDim, kBlockM, kBlockN> c{p,
+  Consumer<T, kHeadDim, kBlockM, kBlockN, kCtas> c{p,
                                             smem,
                                             turns,
                                             consumer,

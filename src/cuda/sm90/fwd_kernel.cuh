@@ -2,23 +2,33 @@
 // consumer warpgroups walk a static schedule of (query block, head, sequence) tiles. The producer
 // warpgroup gives up its registers (setmaxnreg) and one of its threads streams Q, K and V with TMA
 // into shared memory guarded by mbarriers (fwd_producer.cuh); the consumer warpgroups, 64 query
-// rows each, run wgmma and the online softmax (fwd_consumer.cuh).
+// rows each, run wgmma and the online softmax (fwd_consumer.cuh). Where the CTAs of a cluster
+// share K and V (kCtas > 1), each slot's empty barrier counts the consumer warps of every CTA of
+// the cluster, and the CTAs pass a cluster barrier once their barriers are set up and again before
+// they exit, so that no CTA writes into, or arrives on, one that has not started or has ended.
 #pragma once
 
 #include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <string>
 
 #include "cuda/common/cuda_check.h"
 #include "cuda/common/dtype_map.cuh"
 #include "cuda/sm90/fwd_consumer.cuh"
 #include "cuda/sm90/fwd_producer.cuh"
 #include "cuda/sm90/launch.h"
+#include "flashvision/error.h"
 #include "flashvision/tensor.h"
 
 namespace flashvision::detail::sm90 {
 
 /// kCrossTile: every unit is a whole tile of one key block, and the consumers pipeline across
-/// tiles (FwdParams::cross_tile).
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kCrossTile>
+/// tiles (FwdParams::cross_tile). kCtas: the CTAs of a cluster that share K and V
+/// (FwdParams::kv_multicast), or 1.
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kCrossTile, int kCtas>
 __global__ void __launch_bounds__(FwdTraits<kHeadDim, kBlockM, kBlockN>::kThreads, 1)
     fwd_kernel(const __grid_constant__ FwdParams p) {
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
@@ -35,12 +45,16 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kBlockM, kBlockN>::kThread
     for (int stage = 0; stage < Tr::kStages; ++stage) {
       mbarrier_init(smem.k_full(stage), 1);
       mbarrier_init(smem.v_full(stage), 1);
-      mbarrier_init(smem.k_empty(stage), Tr::kConsumers * 4);
-      mbarrier_init(smem.v_empty(stage), Tr::kConsumers * 4);
+      mbarrier_init(smem.k_empty(stage), Tr::kConsumers * 4 * kCtas);
+      mbarrier_init(smem.v_empty(stage), Tr::kConsumers * 4 * kCtas);
     }
     fence_barrier_init();
   }
-  __syncthreads();
+  if constexpr (kCtas == 1) {
+    __syncthreads();
+  } else {
+    cluster_sync();
+  }
 
   if (warpgroup == 0) {
     // 24 registers suffice to issue copies; the consumers take the rest (tile_config.h).
@@ -49,29 +63,90 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kBlockM, kBlockN>::kThread
       prefetch_tensor_map(&p.tmap_q);
       prefetch_tensor_map(&p.tmap_k);
       prefetch_tensor_map(&p.tmap_v);
-      produce<kHeadDim, kBlockM, kBlockN>(p, smem);
+      produce<kHeadDim, kBlockM, kBlockN, kCtas>(p, smem);
     }
   } else {
     set_max_registers<Tr::kConsumerRegisters, true>();
-    consume<T, kHeadDim, kBlockM, kBlockN, kCrossTile>(p, smem, warpgroup - 1);
+    consume<T, kHeadDim, kBlockM, kBlockN, kCrossTile, kCtas>(p, smem, warpgroup - 1);
   }
+  if constexpr (kCtas > 1) cluster_sync();
 }
 
-template <DType kDType, int kHeadDim, int kBlockM, int kBlockN, bool kCrossTile>
+/// Clusters of kCtas CTAs of `kernel` (with kSmem bytes of shared memory each) the current device
+/// holds at once, asked of the runtime once per kernel and device: the GPCs' SM counts leave some
+/// SMs out of pairs, so a persistent grid of clusters may have fewer CTAs than SMs.
+template <auto kernel, int kCtas, int kThreads, int kSmem>
+int resident_clusters() {
+  constexpr int kDevices = 64;
+  static std::array<std::atomic<int>, kDevices> known{};
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  if (device < kDevices && known[device].load(std::memory_order_relaxed) > 0) {
+    return known[device].load(std::memory_order_relaxed);
+  }
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(kCtas, 1, 1);
+  config.blockDim = dim3(kThreads, 1, 1);
+  config.dynamicSmemBytes = kSmem;
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = kCtas;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  int clusters = 0;
+  cuda_check(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config),
+             "cudaOccupancyMaxActiveClusters (sm90 forward)");
+  if (clusters <= 0) {
+    throw Error("sm90: the device cannot run clusters of " + std::to_string(kCtas) +
+                " forward CTAs");
+  }
+  if (device < kDevices) known[device].store(clusters, std::memory_order_relaxed);
+  return clusters;
+}
+
+template <DType kDType, int kHeadDim, int kBlockM, int kBlockN, bool kCrossTile, int kCtas = 1>
 void launch_fwd(const FwdParams& params, void* stream) {
   using T = typename CudaElement<kDType>::type;
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
   constexpr int kSmem = static_cast<int>(fwd_smem_bytes(kHeadDim, kBlockM, kBlockN));
-  auto* kernel = &fwd_kernel<T, kHeadDim, kBlockM, kBlockN, kCrossTile>;
+  constexpr auto kernel = &fwd_kernel<T, kHeadDim, kBlockM, kBlockN, kCrossTile, kCtas>;
   cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
              "cudaFuncSetAttribute (sm90 forward)");
-  kernel<<<static_cast<unsigned>(params.grid_ctas), Tr::kThreads, kSmem,
-           static_cast<cudaStream_t>(stream)>>>(params);
+  if constexpr (kCtas == 1) {
+    kernel<<<static_cast<unsigned>(params.grid_ctas), Tr::kThreads, kSmem,
+             static_cast<cudaStream_t>(stream)>>>(params);
+  } else {
+    // Whole clusters, no more than the device holds at once: the CTAs are persistent, and a
+    // cluster's CTAs take adjacent units (an even count of them, fwd_kv_multicast).
+    const int clusters = std::min(params.grid_ctas / kCtas,
+                                  resident_clusters<kernel, kCtas, Tr::kThreads, kSmem>());
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(static_cast<unsigned>(clusters * kCtas), 1, 1);
+    config.blockDim = dim3(Tr::kThreads, 1, 1);
+    config.dynamicSmemBytes = kSmem;
+    config.stream = static_cast<cudaStream_t>(stream);
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = kCtas;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    cuda_check(cudaLaunchKernelEx(&config, kernel, params), "the sm90 forward cluster launch");
+  }
   cuda_check(cudaGetLastError(), "the sm90 forward kernel launch");
 }
 
 template <DType kDType, int kHeadDim, int kBlockM, int kBlockN>
 void run_fwd(const FwdParams& params, void* stream) {
+  if constexpr (fwd_multicast_compiled(kHeadDim, kBlockM, kBlockN)) {
+    if (params.kv_multicast) {
+      return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, false, kKvMulticastCtas>(params,
+                                                                                     stream);
+    }
+  }
   if constexpr (fwd_cross_tile_compiled(kBlockM)) {
     if (params.cross_tile) {
       return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, true>(params, stream);

@@ -2,7 +2,8 @@
 // persistent schedule, Q once and K, V of each key block into the rings with TMA. It runs ahead
 // of the consumers by as many slots as the rings have, also across tiles, so the next tile's
 // loads overlap the current tile's GEMMs and its epilogue (its Q the whole tile, where the tile
-// has two Q buffers).
+// has two Q buffers). In clusters that share K and V (kCtas > 1), the producers of the cluster
+// walk the same key blocks, and each loads its share of every block's rows into every CTA.
 #pragma once
 
 #include "cuda/sm90/fwd_traits.cuh"
@@ -23,7 +24,38 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap* map, 
   }
 }
 
-template <int kHeadDim, int kBlockM, int kBlockN>
+/// Issues the TMA loads of this CTA's share of the rows of a K or V block (kBlockN / kCtas rows
+/// from `row`) into the same panels of every CTA of the cluster, all on `bar`.
+template <int kHeadDim, int kBlockM, int kBlockN, int kCtas, int kPanels>
+__device__ __forceinline__ void load_shared_block(uint32_t dst, const CUtensorMap* map, int row,
+                                                  int head, int seq_coord, uint32_t bar) {
+  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
+  constexpr int kShareRows = kBlockN / kCtas;
+  const uint32_t rank = cluster_rank();
+  const uint32_t share = dst + rank * kShareRows * Tr::kSwizzle;
+#pragma unroll
+  for (int panel = 0; panel < kPanels; ++panel) {
+    tma_load_4d_multicast(share + panel * kBlockN * Tr::kSwizzle, map, panel * Tr::kPanelCols,
+                          row + static_cast<int>(rank) * kShareRows, head, seq_coord, bar,
+                          (1u << kCtas) - 1);
+  }
+}
+
+/// A K or V block into the ring: loaded whole by this CTA, or (kCtas > 1) its share of the rows
+/// into every CTA of the cluster, from column col0 (a value slice's first column; 0 in clusters).
+template <int kHeadDim, int kBlockM, int kBlockN, int kCtas, int kPanels>
+__device__ __forceinline__ void load_key_block(uint32_t dst, const CUtensorMap* map, int col0,
+                                               int row, int head, int seq_coord, uint32_t bar) {
+  if constexpr (kCtas == 1) {
+    load_tile<kHeadDim, kBlockM, kBlockN, kBlockN, kPanels>(dst, map, col0, row, head, seq_coord,
+                                                            bar);
+  } else {
+    load_shared_block<kHeadDim, kBlockM, kBlockN, kCtas, kPanels>(dst, map, row, head, seq_coord,
+                                                                  bar);
+  }
+}
+
+template <int kHeadDim, int kBlockM, int kBlockN, int kCtas>
 __device__ __forceinline__ void produce(const FwdParams& p,
                                         const SmemLayout<kHeadDim, kBlockM, kBlockN>& smem) {
   using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
@@ -48,11 +80,11 @@ __device__ __forceinline__ void produce(const FwdParams& p,
           static_cast<int>(w.rows.k_begin) + (w.n_block0 + w.n_blocks - 1 - j) * Tr::kBlockN;
       mbarrier_wait(smem.k_empty(stage), free_parity);
       mbarrier_arrive_expect_tx(smem.k_full(stage), Tr::kKBytes);
-      load_tile<kHeadDim, kBlockM, kBlockN, Tr::kBlockN, Tr::kPanels>(
+      load_key_block<kHeadDim, kBlockM, kBlockN, kCtas, Tr::kPanels>(
           smem.k(stage), &p.tmap_k, 0, key_row, w.head_kv, w.seq_coord, smem.k_full(stage));
       mbarrier_wait(smem.v_empty(stage), free_parity);
       mbarrier_arrive_expect_tx(smem.v_full(stage), Tr::kVBytes);
-      load_tile<kHeadDim, kBlockM, kBlockN, Tr::kBlockN, Tr::kPanelsV>(
+      load_key_block<kHeadDim, kBlockM, kBlockN, kCtas, Tr::kPanelsV>(
           smem.v(stage), &p.tmap_v, w.v_col0, key_row, w.head_kv, w.seq_coord, smem.v_full(stage));
     }
   }

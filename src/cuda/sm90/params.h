@@ -31,6 +31,10 @@ struct FwdParams {
   /// 1: every unit is a whole tile of a single key block, and the consumers pipeline across tiles
   /// (tile_config.h's fwd_cross_tile; 128-row tiles only).
   int cross_tile = 0;
+  /// 1: clusters of kKvMulticastCtas CTAs share every K and V block, each CTA loading its share of
+  /// the block's rows into all of them (tile_config.h's fwd_kv_multicast; tmap_k and tmap_v then
+  /// have boxes of that share).
+  int kv_multicast = 0;
   /// Partial results of the split units (unit - split_tile0 indexes them): O normalized by the
   /// part's own sum, fp32 [unit][block rows][split_cols], and its LSE [unit][block rows]. The
   /// combine kernel (common/fwd_combine.h) merges a tile's parts into out and lse.
@@ -39,7 +43,7 @@ struct FwdParams {
   int split_rows = 0;  ///< query rows of a tile (kBlockM)
   int split_cols = 0;  ///< columns of V and O (kHeadDimV)
   CUtensorMap tmap_q;  ///< box: one swizzle panel x kBlockM rows
-  CUtensorMap tmap_k;  ///< box: one swizzle panel x kBlockN rows
+  CUtensorMap tmap_k;  ///< box: one swizzle panel x kBlockN rows (a CTA's share with kv_multicast)
   CUtensorMap tmap_v;
 };
 

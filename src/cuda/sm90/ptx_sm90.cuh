@@ -81,6 +81,50 @@ __device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap* map
       : "memory");
 }
 
+/// tma_load_4d into the same shared-memory offset of every CTA of the cluster in `cta_mask`,
+/// completing the box's bytes on the barrier at `bar`'s offset in each of them.
+__device__ __forceinline__ void tma_load_4d_multicast(uint32_t dst, const CUtensorMap* map, int c0,
+                                                      int c1, int c2, int c3, uint32_t bar,
+                                                      uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3, %4, %5}], [%6], %7;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar),
+      "h"(cta_mask)
+      : "memory");
+}
+
+// ---- clusters --------------------------------------------------------------------------------
+
+/// This CTA's rank in its cluster. Volatile, so that it is read where it is used rather than held
+/// in a register through a loop (the producer has 24).
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  return rank;
+}
+
+/// The shared::cluster address of the variable at shared::cta address `addr` in the CTA of rank
+/// `rank` of this cluster.
+__device__ __forceinline__ uint32_t cluster_address(uint32_t addr, uint32_t rank) {
+  uint32_t mapped;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(mapped) : "r"(addr), "r"(rank));
+  return mapped;
+}
+
+/// One arrival on the mbarrier at shared::cluster address `bar` (this CTA's or another's). The
+/// default semantics, release at CTA scope: a cluster-scope release put a MEMBAR.ALL.GPU in front
+/// of every arrival, and what it orders here (wgmma reads of a slot before the slot's next TMA
+/// write) needs no more.
+__device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+/// A barrier of every thread of every CTA of the cluster (release, then acquire).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.aligned;\nbarrier.cluster.wait.aligned;\n" ::: "memory");
+}
+
 // ---- wgmma bookkeeping -----------------------------------------------------------------------
 
 /// Orders register writes (accumulators, A fragments) before the wgmma that follow.

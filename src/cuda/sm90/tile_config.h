@@ -235,6 +235,38 @@ constexpr bool fwd_cross_tile(int block_m, int block_n, long long seqlen_k, bool
          seqlen_k <= block_n;
 }
 
+/// CTAs of a cluster that share each K and V block of the forward (fwd_kv_multicast): each loads
+/// 1/kKvMulticastCtas of the block's rows into all of them with one TMA multicast.
+inline constexpr int kKvMulticastCtas = 2;
+
+/// Whether the tile has the kernel that shares K and V within a cluster: the long, second and
+/// wide widths, which serve long sequences (a short or text width's tile is one to four blocks
+/// that L2 serves), where one value slice covers V and a CTA's share of a block's rows fills whole
+/// 1024-byte swizzle periods of every panel (not D = 80's 96-key wide tile: 48 rows of 32 bytes).
+constexpr bool fwd_multicast_compiled(int bucket, int block_m, int block_n) {
+  const bool long_width =
+      block_m == kNarrowBlockM &&
+      (block_n == fwd_tile(bucket).block_n || block_n == second_block_n(bucket));
+  const bool wide = block_m != 0 && block_m == wide_block_m(bucket) &&
+                    block_n == wide_block_n(bucket);
+  return (long_width || wide) && value_slices(bucket) == 1 &&
+         block_n % kKvMulticastCtas == 0 &&
+         block_n / kKvMulticastCtas * swizzle_bytes(bucket) % 1024 == 0;
+}
+
+/// Whether the forward runs in clusters of kKvMulticastCtas CTAs that share every K and V block
+/// (FwdParams::kv_multicast). The CTAs of a cluster take adjacent units of the schedule, which
+/// must then read the same key blocks: adjacent query blocks of one head (fwd_tile_order.cuh), so
+/// a whole number of pairs of query blocks per head (`num_m_blocks` even) and the same keys for
+/// every query block (dense, non-causal). Split units and the cross-tile kernel keep their CTAs
+/// apart.
+constexpr bool fwd_kv_multicast(int bucket, int block_m, int block_n, long long num_m_blocks,
+                                long long seqlen_k, bool causal, bool varlen, bool split,
+                                bool cross_tile) {
+  return fwd_multicast_compiled(bucket, block_m, block_n) && num_m_blocks % kKvMulticastCtas == 0 &&
+         num_m_blocks > 0 && seqlen_k >= 1 && !causal && !varlen && !split && !cross_tile;
+}
+
 /// Threads of a block: the consumer warpgroups (64 query rows each) and one producer warpgroup.
 constexpr int fwd_threads(const FwdTile& t) { return (t.consumers() + 1) * 128; }
 
