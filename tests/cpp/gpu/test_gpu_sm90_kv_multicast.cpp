@@ -52,6 +52,7 @@ TEST(Sm90KvMulticastChoice, OtherSchedulesLoadTheirOwnKeys) {
   EXPECT_FALSE(multicast(128, 128, 256, 150));   // one block: the cross-tile kernel
   EXPECT_FALSE(multicast(80, 192, 4096, 4096));  // D = 80's 96-key wide tile (48-row halves)
   EXPECT_FALSE(multicast(512, 128, 4096, 4096));  // two value slices a query block
+  EXPECT_FALSE(multicast(32, 128, 4096, 4096));   // bucket 32 (its cluster kernel hung)
   const int n = sm90::fwd_tile(128).block_n;
   EXPECT_FALSE(sm90::fwd_kv_multicast(128, 128, n, 8, 1024, /*causal=*/true, false, false, false));
   EXPECT_FALSE(sm90::fwd_kv_multicast(128, 128, n, 8, 1024, false, /*varlen=*/true, false, false));
@@ -80,7 +81,7 @@ class GpuSm90KvMulticast : public GpuSm90Test {
 TEST_P(GpuSm90KvMulticast, EveryTileWithTheKernel) {
   // Two query blocks of one head (the second partial) against keys past the short widths
   // (4 x 208 at D = 64), so that every bucket runs its long width.
-  for (const int64_t dim : {32, 40, 64, 72, 96, 120, 160, 192, 256}) {
+  for (const int64_t dim : {40, 64, 72, 96, 120, 160, 192, 256}) {
     AttentionCase c = dense_case(dtype(), 200, 900, dim);
     c.batch = 1;
     check_both(c);
@@ -88,7 +89,7 @@ TEST_P(GpuSm90KvMulticast, EveryTileWithTheKernel) {
   // Bucket 128's second width (192 keys), and the wide tiles of 192 rows up to D = 64.
   static_assert(sm90::fwd_block_n(128, 1768) == sm90::second_block_n(128));
   check_both(dense_case(dtype(), 256, 1768, 128));
-  for (const int64_t dim : {32, 48, 64}) {
+  for (const int64_t dim : {48, 64}) {
     AttentionCase c = dense_case(dtype(), 300, 900, dim);
     c.batch = 1;
     check_both(c, 192);
