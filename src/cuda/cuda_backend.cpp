@@ -844,11 +844,54 @@ int sm90_forward_bucket(const Problem& p) {
   return sm90::bucket_compiled(text_bucket) ? text_bucket : bucket;
 }
 
+/// Tiles of the sm90 forward's schedule for p with `block_m`-row tiles of `bucket`: one per query
+/// block, head and sequence, and per value slice above D = 256. cuda_sm90_supports bounds the
+/// count the forward then launches.
+int64_t sm90_forward_tiles(const Problem& p, int bucket, int block_m) {
+  return ceil_div(p.seqlen_q, block_m) * p.batch * p.heads * sm90::value_slices(bucket);
+}
+
+/// Whether FLASHVISION_SM90_FWD_CROSS_TILE allows the cross-tile pipeline (unless it is 0).
+bool sm90_cross_tile_allowed() {
+  return env_choice("FLASHVISION_SM90_FWD_CROSS_TILE", {{"auto", 1}, {"1", 1}, {"0", 0}}, 1,
+                    "auto or 1 (where every tile is one key block) or 0 (never)") == 1;
+}
+
+/// What FLASHVISION_SM90_FWD_MULTICAST asks of sharing K and V in clusters: -1 (auto: where it
+/// pays, tile_config.h's fwd_kv_multicast_default), 1 (wherever it applies) or 0 (never).
+int sm90_multicast_request() {
+  return env_choice("FLASHVISION_SM90_FWD_MULTICAST", {{"auto", -1}, {"1", 1}, {"0", 0}}, -1,
+                    "auto (where it pays), 1 (wherever the two CTAs of a cluster read the same "
+                    "keys) or 0 (never)");
+}
+
+/// Whether the sm90 forward of p with `tile` on `sm_count` SMs shares K and V within clusters of
+/// CTAs, as FLASHVISION_SM90_FWD_MULTICAST asks. Such a forward keeps its last wave whole: the
+/// split would give each CTA other keys.
+bool sm90_kv_multicast(const Problem& p, const sm90::FwdTile& tile, int bucket, int sm_count) {
+  const int request = sm90_multicast_request();
+  if (request == 0) return false;
+  const int64_t m_blocks = ceil_div(p.seqlen_q, tile.block_m);
+  const bool cross_tile = sm90_cross_tile_allowed() &&
+                          sm90::fwd_cross_tile(tile.block_m, tile.block_n, p.seqlen_k, p.causal,
+                                               p.varlen, false);
+  if (request == 1) {
+    return sm90::fwd_kv_multicast(bucket, tile.block_m, tile.block_n, m_blocks, p.seqlen_k,
+                                  p.causal, p.varlen, false, cross_tile);
+  }
+  return sm90::fwd_kv_multicast_default(bucket, tile.block_m, tile.block_n, m_blocks,
+                                        sm90_forward_tiles(p, bucket, tile.block_m), p.seqlen_k,
+                                        p.causal, p.varlen, cross_tile, sm_count);
+}
+
 /// The sm90 forward tile of p (tile_config.h): key blocks sized to the longest key sequence, so
 /// that short image sequences get the bucket's short width where it pads fewer keys (and text
 /// tokens its text width); query rows from the shape of the persistent schedule on `sm_count`
 /// SMs, or as FLASHVISION_SM90_FWD_ROWS says where the bucket's wide tile applies at that key
-/// width. A wide tile runs with its own width (wide_block_n).
+/// width. A wide tile runs with its own width (wide_block_n). Where the wide tile has no kernel
+/// that shares K and V and the 128-row tile would share them, 128 rows: DiT-XL/2 (D = 72) ran
+/// 0.200 ms on 128-row tiles sharing K and V against 0.223 ms on its wide tiles
+/// (bench/results/2026-12-01-s25, call 4).
 sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
   const int block_n = sm90::fwd_block_n(bucket, p.seqlen_k, sm90_text_width_allowed());
   int block_m = sm90::fwd_block_m(bucket, block_n, p.seqlen_q, p.batch * p.heads, sm_count);
@@ -856,18 +899,16 @@ sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
     const bool wide =
         rows == sm90::wide_block_m(bucket) && sm90::wide_tile_applies(bucket, block_n);
     block_m = wide ? rows : sm90::kNarrowBlockM;
+  } else if (block_m != sm90::kNarrowBlockM &&
+             !sm90::fwd_multicast_compiled(bucket, block_m, sm90::wide_block_n(bucket)) &&
+             sm90_kv_multicast(p, sm90::fwd_tile(bucket, sm90::kNarrowBlockM, block_n), bucket,
+                               sm_count)) {
+    block_m = sm90::kNarrowBlockM;
   }
   if (block_m != sm90::kNarrowBlockM) {
     return sm90::fwd_tile(bucket, block_m, sm90::wide_block_n(bucket));
   }
   return sm90::fwd_tile(bucket, block_m, block_n);
-}
-
-/// Tiles of the sm90 forward's schedule for p with `block_m`-row tiles of `bucket`: one per query
-/// block, head and sequence, and per value slice above D = 256. cuda_sm90_supports bounds the
-/// count the forward then launches.
-int64_t sm90_forward_tiles(const Problem& p, int bucket, int block_m) {
-  return ceil_div(p.seqlen_q, block_m) * p.batch * p.heads * sm90::value_slices(bucket);
 }
 
 /// The split of the forward's last wave for p with `tile` on `sm_count` SMs: dense non-causal
@@ -914,26 +955,9 @@ void set_forward_schedule(sm90::FwdParams& params, const FwdSplit& split, const 
 /// (tile_config.h's fwd_cross_tile) for `params` (schedule set): where it applies, unless
 /// FLASHVISION_SM90_FWD_CROSS_TILE is 0 (benchmarks compare both).
 bool sm90_cross_tile(const Problem& p, const sm90::FwdParams& params, const sm90::FwdTile& tile) {
-  const bool allowed = env_choice("FLASHVISION_SM90_FWD_CROSS_TILE",
-                                  {{"auto", 1}, {"1", 1}, {"0", 0}}, 1,
-                                  "auto or 1 (where every tile is one key block) or 0 (never)") == 1;
-  return allowed && sm90::fwd_cross_tile(tile.block_m, tile.block_n, p.seqlen_k, p.causal,
-                                         p.varlen, params.num_units != params.num_tiles);
-}
-
-/// Whether the sm90 forward of p shares K and V within clusters of CTAs (tile_config.h's
-/// fwd_kv_multicast) for `params` (schedule and cross_tile set): where it applies, unless
-/// FLASHVISION_SM90_FWD_MULTICAST is 0 (benchmarks and tests compare both).
-bool sm90_kv_multicast(const Problem& p, const sm90::FwdParams& params, const sm90::FwdTile& tile,
-                       int bucket) {
-  const bool allowed =
-      env_choice("FLASHVISION_SM90_FWD_MULTICAST", {{"auto", 1}, {"1", 1}, {"0", 0}}, 1,
-                 "auto or 1 (clusters of two CTAs share K and V where they read the same keys) "
-                 "or 0 (never)") == 1;
-  return allowed && sm90::fwd_kv_multicast(bucket, tile.block_m, tile.block_n, params.num_m_blocks,
-                                           p.seqlen_k, p.causal, p.varlen,
-                                           params.num_units != params.num_tiles,
-                                           params.cross_tile != 0);
+  return sm90_cross_tile_allowed() &&
+         sm90::fwd_cross_tile(tile.block_m, tile.block_n, p.seqlen_k, p.causal, p.varlen,
+                              params.num_units != params.num_tiles);
 }
 
 /// Queues the forward (tensor maps set) and the combine of its split tiles, whose partial O rows
@@ -1045,14 +1069,17 @@ void forward_sm90(const Problem& p) {
   params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, tile.block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
   params.num_tiles = static_cast<int>(sm90_forward_tiles(p, bucket, tile.block_m));
-  const FwdSplit split = sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
+  const bool multicast = sm90_kv_multicast(p, tile, bucket, sm_count);
+  const FwdSplit split =
+      multicast ? FwdSplit{1, static_cast<int>(ceil_div(p.seqlen_k, tile.block_n))}
+                : sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
   set_forward_schedule(params, split, tile, bucket, sm_count);
   params.m_blocks_divisor = FastDivisor(params.num_m_blocks);
   params.heads_divisor = FastDivisor(p.heads);
   params.group_divisor = FastDivisor(params.shape.group);
   params.split_parts_divisor = FastDivisor(params.split_parts);
   params.cross_tile = sm90_cross_tile(p, params, tile) ? 1 : 0;
-  params.kv_multicast = sm90_kv_multicast(p, params, tile, bucket) ? 1 : 0;
+  params.kv_multicast = multicast ? 1 : 0;
   const int swizzle = sm90::swizzle_bytes(bucket);
   params.tmap_q =
       sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);

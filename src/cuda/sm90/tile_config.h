@@ -270,6 +270,33 @@ constexpr bool fwd_kv_multicast(int bucket, int block_m, int block_n, long long 
          num_m_blocks > 0 && seqlen_k >= 1 && !causal && !varlen && !split && !cross_tile;
 }
 
+/// Whether sharing K and V pays for a bucket by default: where its panels are 32 bytes wide (48 and
+/// 80), so that every TMA box moves rows of 32 bytes and each CTA issues half as many of them. On
+/// the H200 (bench/results/2026-12-01-s25, call 4, alternated processes): DiT-XL/2 (bucket 80) on
+/// 128-row tiles 0.200 ms against 0.274 without it (and 0.223 on its wide tiles, which have no
+/// cluster kernel), SD 1.5 64 x 64 (bucket 48) -6 %. Elsewhere it moved long sequences held at
+/// the power limit by under 1 % and cost up to 10 % on shorter ones (D = 128 at N = 1024 and
+/// 4096, D = 256 at N = 1024), which run on fewer SMs: a grid of whole clusters leaves some out.
+constexpr bool kv_multicast_pays(int bucket) { return swizzle_bytes(bucket) == 32; }
+
+/// Waves of tiles (on all SMs) a problem needs before its forward shares K and V by default: the
+/// SMs a grid of whole clusters leaves out cost a problem of one wave a second (SD 1.5 32 x 32:
+/// 128 tiles, +3.5 % with multicast in call 4).
+inline constexpr int kKvMulticastMinWaves = 2;
+
+/// Whether the forward shares K and V by default (FLASHVISION_SM90_FWD_MULTICAST=auto): where it
+/// applies without a split (fwd_kv_multicast, which the split then gives way to), pays for the
+/// bucket and the problem has kKvMulticastMinWaves waves of `tiles` on `sm_count` SMs.
+constexpr bool fwd_kv_multicast_default(int bucket, int block_m, int block_n,
+                                        long long num_m_blocks, long long tiles,
+                                        long long seqlen_k, bool causal, bool varlen,
+                                        bool cross_tile, int sm_count) {
+  return fwd_kv_multicast(bucket, block_m, block_n, num_m_blocks, seqlen_k, causal, varlen, false,
+                          cross_tile) &&
+         kv_multicast_pays(bucket) &&
+         tiles >= static_cast<long long>(kKvMulticastMinWaves) * sm_count;
+}
+
 /// Threads of a block: the consumer warpgroups (64 query rows each) and one producer warpgroup.
 constexpr int fwd_threads(const FwdTile& t) { return (t.consumers() + 1) * 128; }
 

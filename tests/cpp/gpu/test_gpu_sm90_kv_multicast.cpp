@@ -1,8 +1,8 @@
 // K and V shared by the two CTAs of a cluster in the sm90 forward (src/cuda/sm90/tile_config.h's
 // fwd_kv_multicast): each CTA loads half the rows of every K and V block into both with one TMA
 // multicast, and a slot is written again only once the consumers of both CTAs have released it.
-// The choice is checked on its own; the GPU cases run problems it applies to with it on and off
-// (FLASHVISION_SM90_FWD_MULTICAST=0) against the float64 reference: every tile that has the
+// The choice and its default are checked on their own; the GPU cases run problems it applies to
+// with it forced on (FLASHVISION_SM90_FWD_MULTICAST=1) and off (0) against the float64 reference: every tile that has the
 // kernel, a last key block shorter than one CTA's half (the other CTA's half is all zeros), several
 // tiles per CTA whose rings go round, grouped heads and strides.
 #include <gtest/gtest.h>
@@ -58,6 +58,28 @@ TEST(Sm90KvMulticastChoice, OtherSchedulesLoadTheirOwnKeys) {
   EXPECT_FALSE(sm90::fwd_kv_multicast(128, 128, n, 8, 1024, false, /*varlen=*/true, false, false));
   EXPECT_FALSE(sm90::fwd_kv_multicast(128, 128, n, 8, 1024, false, false, /*split=*/true, false));
   EXPECT_FALSE(sm90::fwd_kv_multicast(128, 128, n, 8, 0, false, false, false, false));
+}
+
+/// The default for a dense, non-causal problem of `batch_heads` (sequence, head) pairs on the
+/// H200's 132 SMs.
+constexpr bool multicast_default(int bucket, int block_m, long long seqlen_q, long long seqlen_k,
+                                 long long batch_heads) {
+  const int block_n = block_m == sm90::kNarrowBlockM ? sm90::fwd_block_n(bucket, seqlen_k)
+                                                     : sm90::wide_block_n(bucket);
+  const long long m_blocks = (seqlen_q + block_m - 1) / block_m;
+  return sm90::fwd_kv_multicast_default(bucket, block_m, block_n, m_blocks, m_blocks * batch_heads,
+                                        seqlen_k, false, false, false, 132);
+}
+
+TEST(Sm90KvMulticastChoice, ByDefaultWhere32BytePanelsHaveTwoWaves) {
+  EXPECT_TRUE(multicast_default(80, 128, 1024, 1024, 16 * 16));  // DiT-XL/2, 2048 tiles
+  EXPECT_TRUE(multicast_default(48, 192, 4096, 4096, 2 * 8));    // SD 1.5 64 x 64, 352 tiles
+  EXPECT_FALSE(multicast_default(80, 128, 1024, 1024, 2 * 8));   // SD 1.5 32 x 32: 128 tiles
+  EXPECT_FALSE(multicast_default(128, 128, 4096, 4096, 4 * 16));  // 128-byte panels
+  EXPECT_FALSE(multicast_default(64, 192, 4096, 4096, 2 * 10));   // SDXL: 128-byte panels
+  EXPECT_TRUE(sm90::kv_multicast_pays(48) && sm90::kv_multicast_pays(80));
+  EXPECT_FALSE(sm90::kv_multicast_pays(64) || sm90::kv_multicast_pays(96) ||
+               sm90::kv_multicast_pays(160) || sm90::kv_multicast_pays(256));
 }
 
 class GpuSm90KvMulticast : public GpuSm90Test {
