@@ -73,8 +73,9 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kBlockM, kBlockN>::kThread
 }
 
 /// Clusters of kCtas CTAs of `kernel` (with kSmem bytes of shared memory each) the current device
-/// holds at once, asked of the runtime once per kernel and device: the GPCs' SM counts leave some
-/// SMs out of pairs, so a persistent grid of clusters may have fewer CTAs than SMs.
+/// holds at once, asked of the runtime once per kernel and device: the CTAs are persistent, so the
+/// grid must not need more. A GPC with an odd number of free SMs would leave one out; the H200
+/// holds 66 clusters of two, all of its 132 SMs (bench/results/2026-12-01-s25, call 5).
 template <auto kernel, int kCtas, int kThreads, int kSmem>
 int resident_clusters() {
   constexpr int kDevices = 64;

@@ -272,16 +272,16 @@ constexpr bool fwd_kv_multicast(int bucket, int block_m, int block_n, long long 
 
 /// Whether sharing K and V pays for a bucket by default: where its panels are 32 bytes wide (48 and
 /// 80), so that every TMA box moves rows of 32 bytes and each CTA issues half as many of them. On
-/// the H200 (bench/results/2026-12-01-s25, call 4, alternated processes): DiT-XL/2 (bucket 80) on
-/// 128-row tiles 0.200 ms against 0.274 without it (and 0.223 on its wide tiles, which have no
-/// cluster kernel), SD 1.5 64 x 64 (bucket 48) -6 %. Elsewhere it moved long sequences held at
-/// the power limit by under 1 % and cost up to 10 % on shorter ones (D = 128 at N = 1024 and
-/// 4096, D = 256 at N = 1024), which run on fewer SMs: a grid of whole clusters leaves some out.
+/// the H200 (bench/results/2026-12-01-s25, calls 4 and 5, alternated processes): DiT-XL/2 (bucket
+/// 80) 0.196-0.198 ms on 128-row tiles sharing K and V against 0.223 ms on its wide tiles (0.274
+/// on 128-row tiles without), SD 1.5 64 x 64 (bucket 48) -6 %. Elsewhere it moved long sequences
+/// held at the power limit by under 1 % and cost up to 10 % on shorter ones in one run (D = 128
+/// at N = 1024 and 4096, D = 256 at N = 1024; not profiled). The grid lost no SMs there: the H200
+/// holds 66 clusters of two of these CTAs.
 constexpr bool kv_multicast_pays(int bucket) { return swizzle_bytes(bucket) == 32; }
 
-/// Waves of tiles (on all SMs) a problem needs before its forward shares K and V by default: the
-/// SMs a grid of whole clusters leaves out cost a problem of one wave a second (SD 1.5 32 x 32:
-/// 128 tiles, +3.5 % with multicast in call 4).
+/// Waves of tiles (on all SMs) a problem needs before its forward shares K and V by default: SD 1.5
+/// 32 x 32 (bucket 80, 128 tiles, one each for 128 CTAs) took 3.5 % longer sharing them (call 4).
 inline constexpr int kKvMulticastMinWaves = 2;
 
 /// Whether the forward shares K and V by default (FLASHVISION_SM90_FWD_MULTICAST=auto): where it
