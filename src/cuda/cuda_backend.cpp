@@ -872,9 +872,9 @@ bool sm90_kv_multicast(const Problem& p, const sm90::FwdTile& tile, int bucket, 
   const int request = sm90_multicast_request();
   if (request == 0) return false;
   const int64_t m_blocks = ceil_div(p.seqlen_q, tile.block_m);
-  const bool cross_tile = sm90_cross_tile_allowed() &&
-                          sm90::fwd_cross_tile(tile.block_m, tile.block_n, p.seqlen_k, p.causal,
-                                               p.varlen, false);
+  const bool cross_tile =
+      sm90_cross_tile_allowed() &&
+      sm90::fwd_cross_tile(tile.block_m, tile.block_n, p.seqlen_k, p.causal, p.varlen, false);
   if (request == 1) {
     return sm90::fwd_kv_multicast(bucket, tile.block_m, tile.block_n, m_blocks, p.seqlen_k,
                                   p.causal, p.varlen, false, cross_tile);
@@ -1070,9 +1070,9 @@ void forward_sm90(const Problem& p) {
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
   params.num_tiles = static_cast<int>(sm90_forward_tiles(p, bucket, tile.block_m));
   const bool multicast = sm90_kv_multicast(p, tile, bucket, sm_count);
-  const FwdSplit split =
-      multicast ? FwdSplit{1, static_cast<int>(ceil_div(p.seqlen_k, tile.block_n))}
-                : sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
+  const FwdSplit split = multicast
+                             ? FwdSplit{1, static_cast<int>(ceil_div(p.seqlen_k, tile.block_n))}
+                             : sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
   set_forward_schedule(params, split, tile, bucket, sm_count);
   params.m_blocks_divisor = FastDivisor(params.num_m_blocks);
   params.heads_divisor = FastDivisor(p.heads);
@@ -1085,11 +1085,9 @@ void forward_sm90(const Problem& p) {
       sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);
   // Each CTA of a cluster that shares K and V loads its share of a block's rows.
   const int key_box_rows = tile.block_n / (params.kv_multicast ? sm90::kKvMulticastCtas : 1);
-  params.tmap_k =
-      sm90::make_tensor_map(geometry(p, p.k, true), swizzle / 2, key_box_rows, swizzle);
+  params.tmap_k = sm90::make_tensor_map(geometry(p, p.k, true), swizzle / 2, key_box_rows, swizzle);
   // One panel a box: above D = 256 a tile loads its slice's panels from its column v_col0.
-  params.tmap_v =
-      sm90::make_tensor_map(geometry(p, p.v, true), swizzle / 2, key_box_rows, swizzle);
+  params.tmap_v = sm90::make_tensor_map(geometry(p, p.v, true), swizzle / 2, key_box_rows, swizzle);
   with_split_workspace(p, params, [&] { run_forward_sm90(p, params, bucket, tile); });
 }
 

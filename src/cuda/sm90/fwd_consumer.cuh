@@ -347,11 +347,11 @@ __device__ __forceinline__ void consume(const FwdParams& p,
   const TurnRound<Tr::kConsumers> turns(consumer);
   turns.start();
   Consumer<T, kHeadDim, kBlockM, kBlockN, kCtas> c{p,
-                                            smem,
-                                            turns,
-                                            consumer,
-                                            (static_cast<int>(threadIdx.x) / 32) % 4,
-                                            static_cast<int>(threadIdx.x) % 32};
+                                                   smem,
+                                                   turns,
+                                                   consumer,
+                                                   (static_cast<int>(threadIdx.x) / 32) % 4,
+                                                   static_cast<int>(threadIdx.x) % 32};
   RingPosition<Tr::kStages> ring;
   RingPosition<Tr::kQBuffers> q_ring;
   if constexpr (kCrossTile) {

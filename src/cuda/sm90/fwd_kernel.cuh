@@ -121,8 +121,8 @@ void launch_fwd(const FwdParams& params, void* stream) {
   } else {
     // Whole clusters, no more than the device holds at once: the CTAs are persistent, and a
     // cluster's CTAs take adjacent units (an even count of them, fwd_kv_multicast).
-    const int clusters = std::min(params.grid_ctas / kCtas,
-                                  resident_clusters<kernel, kCtas, Tr::kThreads, kSmem>());
+    const int clusters =
+        std::min(params.grid_ctas / kCtas, resident_clusters<kernel, kCtas, Tr::kThreads, kSmem>());
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(static_cast<unsigned>(clusters * kCtas), 1, 1);
     config.blockDim = dim3(Tr::kThreads, 1, 1);

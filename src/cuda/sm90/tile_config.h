@@ -247,13 +247,11 @@ inline constexpr int kKvMulticastCtas = 2;
 /// buckets 48 to 256 passed (bench/results/2026-12-01-s25, calls 2 and 3); the cause is not known.
 constexpr bool fwd_multicast_compiled(int bucket, int block_m, int block_n) {
   if (bucket == 32) return false;
-  const bool long_width =
-      block_m == kNarrowBlockM &&
-      (block_n == fwd_tile(bucket).block_n || block_n == second_block_n(bucket));
-  const bool wide = block_m != 0 && block_m == wide_block_m(bucket) &&
-                    block_n == wide_block_n(bucket);
-  return (long_width || wide) && value_slices(bucket) == 1 &&
-         block_n % kKvMulticastCtas == 0 &&
+  const bool long_width = block_m == kNarrowBlockM && (block_n == fwd_tile(bucket).block_n ||
+                                                       block_n == second_block_n(bucket));
+  const bool wide =
+      block_m != 0 && block_m == wide_block_m(bucket) && block_n == wide_block_n(bucket);
+  return (long_width || wide) && value_slices(bucket) == 1 && block_n % kKvMulticastCtas == 0 &&
          block_n / kKvMulticastCtas * swizzle_bytes(bucket) % 1024 == 0;
 }
 
@@ -285,12 +283,12 @@ constexpr bool kv_multicast_pays(int bucket) { return swizzle_bytes(bucket) == 3
 inline constexpr int kKvMulticastMinWaves = 2;
 
 /// Whether the forward shares K and V by default (FLASHVISION_SM90_FWD_MULTICAST=auto): where it
-/// applies without a split (fwd_kv_multicast, which the split then gives way to), pays for the
-/// bucket and the problem has kKvMulticastMinWaves waves of `tiles` on `sm_count` SMs.
+/// applies (fwd_kv_multicast, taken as unsplit: a forward that shares K and V splits no tile),
+/// pays for the bucket and the problem has kKvMulticastMinWaves waves of `tiles` on `sm_count`
+/// SMs.
 constexpr bool fwd_kv_multicast_default(int bucket, int block_m, int block_n,
-                                        long long num_m_blocks, long long tiles,
-                                        long long seqlen_k, bool causal, bool varlen,
-                                        bool cross_tile, int sm_count) {
+                                        long long num_m_blocks, long long tiles, long long seqlen_k,
+                                        bool causal, bool varlen, bool cross_tile, int sm_count) {
   return fwd_kv_multicast(bucket, block_m, block_n, num_m_blocks, seqlen_k, causal, varlen, false,
                           cross_tile) &&
          kv_multicast_pays(bucket) &&

@@ -2,9 +2,9 @@
 // fwd_kv_multicast): each CTA loads half the rows of every K and V block into both with one TMA
 // multicast, and a slot is written again only once the consumers of both CTAs have released it.
 // The choice and its default are checked on their own; the GPU cases run problems it applies to
-// with it forced on (FLASHVISION_SM90_FWD_MULTICAST=1) and off (0) against the float64 reference: every tile that has the
-// kernel, a last key block shorter than one CTA's half (the other CTA's half is all zeros), several
-// tiles per CTA whose rings go round, grouped heads and strides.
+// with it forced on (FLASHVISION_SM90_FWD_MULTICAST=1) and off (0) against the float64 reference:
+// every tile that has the kernel, a last key block shorter than one CTA's half (the other CTA's
+// half is all zeros), several tiles per CTA whose rings go round, grouped heads and strides.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -28,8 +28,7 @@ constexpr bool multicast(int bucket, int block_m, long long seqlen_q, long long 
   const int block_n = block_m == sm90::kNarrowBlockM ? sm90::fwd_block_n(bucket, seqlen_k)
                                                      : sm90::wide_block_n(bucket);
   const long long m_blocks = (seqlen_q + block_m - 1) / block_m;
-  const bool cross_tile =
-      sm90::fwd_cross_tile(block_m, block_n, seqlen_k, false, false, false);
+  const bool cross_tile = sm90::fwd_cross_tile(block_m, block_n, seqlen_k, false, false, false);
   return sm90::fwd_kv_multicast(bucket, block_m, block_n, m_blocks, seqlen_k, false, false, false,
                                 cross_tile);
 }
@@ -46,11 +45,11 @@ TEST(Sm90KvMulticastChoice, LongSequencesOfPairedQueryBlocksShareKeys) {
 }
 
 TEST(Sm90KvMulticastChoice, OtherSchedulesLoadTheirOwnKeys) {
-  EXPECT_FALSE(multicast(128, 128, 300, 4096));  // three query blocks: a pair would span heads
-  EXPECT_FALSE(multicast(64, 128, 256, 577));    // the short width (ViT-L/14-336)
-  EXPECT_FALSE(multicast(64, 128, 256, 77));     // the text width
-  EXPECT_FALSE(multicast(128, 128, 256, 150));   // one block: the cross-tile kernel
-  EXPECT_FALSE(multicast(80, 192, 4096, 4096));  // D = 80's 96-key wide tile (48-row halves)
+  EXPECT_FALSE(multicast(128, 128, 300, 4096));   // three query blocks: a pair would span heads
+  EXPECT_FALSE(multicast(64, 128, 256, 577));     // the short width (ViT-L/14-336)
+  EXPECT_FALSE(multicast(64, 128, 256, 77));      // the text width
+  EXPECT_FALSE(multicast(128, 128, 256, 150));    // one block: the cross-tile kernel
+  EXPECT_FALSE(multicast(80, 192, 4096, 4096));   // D = 80's 96-key wide tile (48-row halves)
   EXPECT_FALSE(multicast(512, 128, 4096, 4096));  // two value slices a query block
   EXPECT_FALSE(multicast(32, 128, 4096, 4096));   // bucket 32 (its cluster kernel hung)
   const int n = sm90::fwd_tile(128).block_n;
@@ -72,9 +71,9 @@ constexpr bool multicast_default(int bucket, int block_m, long long seqlen_q, lo
 }
 
 TEST(Sm90KvMulticastChoice, ByDefaultWhere32BytePanelsHaveTwoWaves) {
-  EXPECT_TRUE(multicast_default(80, 128, 1024, 1024, 16 * 16));  // DiT-XL/2, 2048 tiles
-  EXPECT_TRUE(multicast_default(48, 192, 4096, 4096, 2 * 8));    // SD 1.5 64 x 64, 352 tiles
-  EXPECT_FALSE(multicast_default(80, 128, 1024, 1024, 2 * 8));   // SD 1.5 32 x 32: 128 tiles
+  EXPECT_TRUE(multicast_default(80, 128, 1024, 1024, 16 * 16));   // DiT-XL/2, 2048 tiles
+  EXPECT_TRUE(multicast_default(48, 192, 4096, 4096, 2 * 8));     // SD 1.5 64 x 64, 352 tiles
+  EXPECT_FALSE(multicast_default(80, 128, 1024, 1024, 2 * 8));    // SD 1.5 32 x 32: 128 tiles
   EXPECT_FALSE(multicast_default(128, 128, 4096, 4096, 4 * 16));  // 128-byte panels
   EXPECT_FALSE(multicast_default(64, 192, 4096, 4096, 2 * 10));   // SDXL: 128-byte panels
   EXPECT_TRUE(sm90::kv_multicast_pays(48) && sm90::kv_multicast_pays(80));
