@@ -72,6 +72,30 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kBlockM, kBlockN>::kThread
   if constexpr (kCtas > 1) cluster_sync();
 }
 
+/// A launch of `ctas` CTAs of kThreads threads and kSmem bytes of shared memory in clusters of
+/// kCtas on `stream`, as cudaLaunchKernelEx and cudaOccupancyMaxActiveClusters take it. The config
+/// points at the object's own cluster attribute, so the object is never copied.
+template <int kCtas, int kThreads, int kSmem>
+struct ClusterLaunch {
+  cudaLaunchAttribute cluster{};
+  cudaLaunchConfig_t config{};
+
+  ClusterLaunch(int ctas, cudaStream_t stream) {
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = kCtas;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    config.gridDim = dim3(static_cast<unsigned>(ctas), 1, 1);
+    config.blockDim = dim3(kThreads, 1, 1);
+    config.dynamicSmemBytes = kSmem;
+    config.stream = stream;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+
 /// Clusters of kCtas CTAs of `kernel` (with kSmem bytes of shared memory each) the current device
 /// holds at once, asked of the runtime once per kernel and device: the CTAs are persistent, so the
 /// grid must not need more. A GPC with an odd number of free SMs would leave one out; the H200
@@ -85,19 +109,9 @@ int resident_clusters() {
   if (device < kDevices && known[device].load(std::memory_order_relaxed) > 0) {
     return known[device].load(std::memory_order_relaxed);
   }
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(kCtas, 1, 1);
-  config.blockDim = dim3(kThreads, 1, 1);
-  config.dynamicSmemBytes = kSmem;
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = kCtas;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
+  const ClusterLaunch<kCtas, kThreads, kSmem> launch(kCtas, nullptr);
   int clusters = 0;
-  cuda_check(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config),
+  cuda_check(cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config),
              "cudaOccupancyMaxActiveClusters (sm90 forward)");
   if (clusters <= 0) {
     throw Error("sm90: the device cannot run clusters of " + std::to_string(kCtas) +
@@ -123,19 +137,10 @@ void launch_fwd(const FwdParams& params, void* stream) {
     // cluster's CTAs take adjacent units (an even count of them, fwd_kv_multicast).
     const int clusters =
         std::min(params.grid_ctas / kCtas, resident_clusters<kernel, kCtas, Tr::kThreads, kSmem>());
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(static_cast<unsigned>(clusters * kCtas), 1, 1);
-    config.blockDim = dim3(Tr::kThreads, 1, 1);
-    config.dynamicSmemBytes = kSmem;
-    config.stream = static_cast<cudaStream_t>(stream);
-    cudaLaunchAttribute cluster{};
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = kCtas;
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = 1;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-    cuda_check(cudaLaunchKernelEx(&config, kernel, params), "the sm90 forward cluster launch");
+    const ClusterLaunch<kCtas, Tr::kThreads, kSmem> launch(clusters * kCtas,
+                                                           static_cast<cudaStream_t>(stream));
+    cuda_check(cudaLaunchKernelEx(&launch.config, kernel, params),
+               "the sm90 forward cluster launch");
   }
   cuda_check(cudaGetLastError(), "the sm90 forward kernel launch");
 }
