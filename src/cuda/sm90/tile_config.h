@@ -241,8 +241,10 @@ inline constexpr int kKvMulticastCtas = 2;
 
 /// Whether the tile has the kernel that shares K and V within a cluster: the long, second and
 /// wide widths, which serve long sequences (a short or text width's tile is one to four blocks
-/// that L2 serves), where one value slice covers V and a CTA's share of a block's rows fills whole
-/// 1024-byte swizzle periods of every panel (not D = 80's 96-key wide tile: 48 rows of 32 bytes).
+/// that L2 serves), where one value slice covers V and a CTA's share of a block's rows is whole
+/// swizzle atoms of 8 rows, where the TMA's swizzle pattern, a function of the address bits within
+/// an atom's 8 x swizzle bytes, continues the block's (D = 80's 96-key wide tile: 48 rows of 32
+/// bytes, 1536 bytes, six atoms of 256).
 /// Bucket 32 is left out: on the H200 its cluster kernel hung on every problem that ran it, while
 /// buckets 48 to 256 passed (bench/results/2026-12-01-s25, calls 2 and 3); the cause is not known.
 constexpr bool fwd_multicast_compiled(int bucket, int block_m, int block_n) {
@@ -252,7 +254,7 @@ constexpr bool fwd_multicast_compiled(int bucket, int block_m, int block_n) {
   const bool wide =
       block_m != 0 && block_m == wide_block_m(bucket) && block_n == wide_block_n(bucket);
   return (long_width || wide) && value_slices(bucket) == 1 && block_n % kKvMulticastCtas == 0 &&
-         block_n / kKvMulticastCtas * swizzle_bytes(bucket) % 1024 == 0;
+         block_n / kKvMulticastCtas % 8 == 0;
 }
 
 /// Whether the forward runs in clusters of kKvMulticastCtas CTAs that share every K and V block

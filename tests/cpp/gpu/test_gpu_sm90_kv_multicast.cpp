@@ -42,6 +42,7 @@ TEST(Sm90KvMulticastChoice, LongSequencesOfPairedQueryBlocksShareKeys) {
   EXPECT_TRUE(multicast(64, 192, 4096, 4096));     // its wide tile (22 query blocks)
   EXPECT_TRUE(multicast(256, 128, 16384, 16384));  // D = 256
   EXPECT_TRUE(multicast(48, 128, 4096, 4096));     // SD 1.5 at 64 x 64 latents (D = 40)
+  EXPECT_TRUE(multicast(80, 192, 1024, 1024));     // DiT-XL/2's wide tile (halves of 48 rows)
 }
 
 TEST(Sm90KvMulticastChoice, OtherSchedulesLoadTheirOwnKeys) {
@@ -49,7 +50,6 @@ TEST(Sm90KvMulticastChoice, OtherSchedulesLoadTheirOwnKeys) {
   EXPECT_FALSE(multicast(64, 128, 256, 577));     // the short width (ViT-L/14-336)
   EXPECT_FALSE(multicast(64, 128, 256, 77));      // the text width
   EXPECT_FALSE(multicast(128, 128, 256, 150));    // one block: the cross-tile kernel
-  EXPECT_FALSE(multicast(80, 192, 4096, 4096));   // D = 80's 96-key wide tile (48-row halves)
   EXPECT_FALSE(multicast(512, 128, 4096, 4096));  // two value slices a query block
   EXPECT_FALSE(multicast(32, 128, 4096, 4096));   // bucket 32 (its cluster kernel hung)
   const int n = sm90::fwd_tile(128).block_n;
@@ -107,10 +107,10 @@ TEST_P(GpuSm90KvMulticast, EveryTileWithTheKernel) {
     c.batch = 1;
     check_both(c);
   }
-  // Bucket 128's second width (192 keys), and the wide tiles of 192 rows up to D = 64.
+  // Bucket 128's second width (192 keys), and the wide tiles of 192 rows (96 keys at D = 80).
   static_assert(sm90::fwd_block_n(128, 1768) == sm90::second_block_n(128));
   check_both(dense_case(dtype(), 256, 1768, 128));
-  for (const int64_t dim : {48, 64}) {
+  for (const int64_t dim : {48, 64, 72}) {
     AttentionCase c = dense_case(dtype(), 300, 900, dim);
     c.batch = 1;
     check_both(c, 192);
