@@ -284,17 +284,23 @@ constexpr bool kv_multicast_pays(int bucket) { return swizzle_bytes(bucket) == 3
 /// 32 x 32 (bucket 80, 128 tiles, one each for 128 CTAs) took 3.5 % longer sharing them (call 4).
 inline constexpr int kKvMulticastMinWaves = 2;
 
+/// Key blocks a tile walks before its forward shares K and V by default: ViT-H/14 (bucket 80, 257
+/// keys in three 96-key blocks of the wide tile) took 2 % longer sharing them, DiT-XL/2 (1024 keys,
+/// eleven blocks) 13 % less (bench/results/2026-12-02-s26, call 1). Between the two, not measured.
+inline constexpr int kKvMulticastMinKeyBlocks = 8;
+
 /// Whether the forward shares K and V by default (FLASHVISION_SM90_FWD_MULTICAST=auto): where it
 /// applies (fwd_kv_multicast, taken as unsplit: a forward that shares K and V splits no tile),
-/// pays for the bucket and the problem has kKvMulticastMinWaves waves of `tiles` on `sm_count`
-/// SMs.
+/// pays for the bucket, the problem has kKvMulticastMinWaves waves of `tiles` on `sm_count` SMs
+/// and its tiles kKvMulticastMinKeyBlocks blocks of `block_n` keys.
 constexpr bool fwd_kv_multicast_default(int bucket, int block_m, int block_n,
                                         long long num_m_blocks, long long tiles, long long seqlen_k,
                                         bool causal, bool varlen, bool cross_tile, int sm_count) {
   return fwd_kv_multicast(bucket, block_m, block_n, num_m_blocks, seqlen_k, causal, varlen, false,
                           cross_tile) &&
          kv_multicast_pays(bucket) &&
-         tiles >= static_cast<long long>(kKvMulticastMinWaves) * sm_count;
+         tiles >= static_cast<long long>(kKvMulticastMinWaves) * sm_count &&
+         (seqlen_k + block_n - 1) / block_n >= kKvMulticastMinKeyBlocks;
 }
 
 /// Threads of a block: the consumer warpgroups (64 query rows each) and one producer warpgroup.

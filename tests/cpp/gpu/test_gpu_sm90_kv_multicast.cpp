@@ -70,8 +70,10 @@ constexpr bool multicast_default(int bucket, int block_m, long long seqlen_q, lo
                                         seqlen_k, false, false, false, 132);
 }
 
-TEST(Sm90KvMulticastChoice, ByDefaultWhere32BytePanelsHaveTwoWaves) {
+TEST(Sm90KvMulticastChoice, ByDefaultWhere32BytePanelsHaveTwoWavesOfLongTiles) {
   EXPECT_TRUE(multicast_default(80, 128, 1024, 1024, 16 * 16));   // DiT-XL/2, 2048 tiles
+  EXPECT_TRUE(multicast_default(80, 192, 1024, 1024, 16 * 16));   // on its wide tile (11 blocks)
+  EXPECT_FALSE(multicast_default(80, 192, 257, 257, 128 * 16));   // ViT-H/14: 3 key blocks
   EXPECT_TRUE(multicast_default(48, 192, 4096, 4096, 2 * 8));     // SD 1.5 64 x 64, 352 tiles
   EXPECT_FALSE(multicast_default(80, 128, 1024, 1024, 2 * 8));    // SD 1.5 32 x 32: 128 tiles
   EXPECT_FALSE(multicast_default(128, 128, 4096, 4096, 4 * 16));  // 128-byte panels
