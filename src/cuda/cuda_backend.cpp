@@ -888,10 +888,12 @@ bool sm90_kv_multicast(const Problem& p, const sm90::FwdTile& tile, int bucket, 
 /// that short image sequences get the bucket's short width where it pads fewer keys (and text
 /// tokens its text width); query rows from the shape of the persistent schedule on `sm_count`
 /// SMs, or as FLASHVISION_SM90_FWD_ROWS says where the bucket's wide tile applies at that key
-/// width. A wide tile runs with its own width (wide_block_n). Where the wide tile has no kernel
-/// that shares K and V and the 128-row tile would share them, 128 rows: DiT-XL/2 (D = 72) ran
-/// 0.200 ms on 128-row tiles sharing K and V against 0.223 ms on its wide tiles
-/// (bench/results/2026-12-01-s25, call 4).
+/// width. A wide tile runs with its own width (wide_block_n). Every wide tile has a kernel that
+/// shares K and V where its 128-row tile has one (bucket 32 has neither), so taking a wide tile
+/// never gives up the sharing (session 25 took 128 rows where D = 80's wide tile had none).
+static_assert(sm90::fwd_multicast_compiled(48, 192, sm90::wide_block_n(48)) &&
+              sm90::fwd_multicast_compiled(64, 192, sm90::wide_block_n(64)) &&
+              sm90::fwd_multicast_compiled(80, 192, sm90::wide_block_n(80)));
 sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
   const int block_n = sm90::fwd_block_n(bucket, p.seqlen_k, sm90_text_width_allowed());
   int block_m = sm90::fwd_block_m(bucket, block_n, p.seqlen_q, p.batch * p.heads, sm_count);
@@ -899,11 +901,6 @@ sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
     const bool wide =
         rows == sm90::wide_block_m(bucket) && sm90::wide_tile_applies(bucket, block_n);
     block_m = wide ? rows : sm90::kNarrowBlockM;
-  } else if (block_m != sm90::kNarrowBlockM &&
-             !sm90::fwd_multicast_compiled(bucket, block_m, sm90::wide_block_n(bucket)) &&
-             sm90_kv_multicast(p, sm90::fwd_tile(bucket, sm90::kNarrowBlockM, block_n), bucket,
-                               sm_count)) {
-    block_m = sm90::kNarrowBlockM;
   }
   if (block_m != sm90::kNarrowBlockM) {
     return sm90::fwd_tile(bucket, block_m, sm90::wide_block_n(bucket));
