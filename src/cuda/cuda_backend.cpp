@@ -888,12 +888,8 @@ bool sm90_kv_multicast(const Problem& p, const sm90::FwdTile& tile, int bucket, 
 /// that short image sequences get the bucket's short width where it pads fewer keys (and text
 /// tokens its text width); query rows from the shape of the persistent schedule on `sm_count`
 /// SMs, or as FLASHVISION_SM90_FWD_ROWS says where the bucket's wide tile applies at that key
-/// width. A wide tile runs with its own width (wide_block_n). Every wide tile has a kernel that
-/// shares K and V where its 128-row tile has one (bucket 32 has neither), so taking a wide tile
-/// never gives up the sharing (session 25 took 128 rows where D = 80's wide tile had none).
-static_assert(sm90::fwd_multicast_compiled(48, 192, sm90::wide_block_n(48)) &&
-              sm90::fwd_multicast_compiled(64, 192, sm90::wide_block_n(64)) &&
-              sm90::fwd_multicast_compiled(80, 192, sm90::wide_block_n(80)));
+/// width. A wide tile runs with its own width (wide_block_n); it shares K and V wherever its
+/// 128-row tile would (tile_config.h, after fwd_multicast_compiled).
 sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
   const int block_n = sm90::fwd_block_n(bucket, p.seqlen_k, sm90_text_width_allowed());
   int block_m = sm90::fwd_block_m(bucket, block_n, p.seqlen_q, p.batch * p.heads, sm_count);

@@ -253,9 +253,22 @@ constexpr bool fwd_multicast_compiled(int bucket, int block_m, int block_n) {
                                                        block_n == second_block_n(bucket));
   const bool wide =
       block_m != 0 && block_m == wide_block_m(bucket) && block_n == wide_block_n(bucket);
-  return (long_width || wide) && value_slices(bucket) == 1 && block_n % kKvMulticastCtas == 0 &&
-         block_n / kKvMulticastCtas % 8 == 0;
+  return (long_width || wide) && value_slices(bucket) == 1 && block_n % (kKvMulticastCtas * 8) == 0;
 }
+
+/// Every bucket's wide tile has a kernel that shares K and V where its 128-row tile at the long
+/// width has one, so choosing the rows of a tile never gives up the sharing (session 25 took 128
+/// rows where D = 80's wide tile had none).
+static_assert([] {
+  for (const int bucket : kHeadDimBuckets) {
+    if (wide_block_m(bucket) != 0 &&
+        fwd_multicast_compiled(bucket, wide_block_m(bucket), wide_block_n(bucket)) !=
+            fwd_multicast_compiled(bucket, kNarrowBlockM, fwd_tile(bucket).block_n)) {
+      return false;
+    }
+  }
+  return true;
+}());
 
 /// Whether the forward runs in clusters of kKvMulticastCtas CTAs that share every K and V block
 /// (FwdParams::kv_multicast). The CTAs of a cluster take adjacent units of the schedule, which
