@@ -38,12 +38,21 @@ struct AttentionOptions {
 };
 
 /// Arguments of forward(): out = softmax(q k^T * scale) v, and optionally its log-sum-exp.
+///
+/// FP8: q, k and v may be f8e4m3 (dense, on a Hopper GPU, head dims that are multiples of 16 up to
+/// 256, a positive softmax_scale); out is then bf16. Each tensor stands for its stored values
+/// times its descale factor, so the call computes softmax(q k^T * descale_q * descale_k * scale)
+/// v * descale_v, and the lse is that of the real scores.
 struct ForwardArgs : AttentionOptions {
   TensorView q;    ///< queries
   TensorView k;    ///< keys
   TensorView v;    ///< values
-  TensorView out;  ///< output, same shape and dtype as q (written)
+  TensorView out;  ///< output, same shape and dtype as q (bf16 for f8e4m3 inputs; written)
   TensorView lse;  ///< optional float32 log-sum-exp per query row (natural log; written)
+  /// f8e4m3 inputs: per-tensor factors of q, k and v (finite, > 0); 1 for any other dtype.
+  float descale_q = 1.0f;
+  float descale_k = 1.0f;
+  float descale_v = 1.0f;
 };
 
 /// Arguments of backward(): gradients of forward() given dout.

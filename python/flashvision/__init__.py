@@ -8,6 +8,7 @@ used; ``import flashvision`` alone is enough to reach them.
 >>> out = flashvision.attention(q, k, v)                 # q [B, N, H, D], k/v [B, Nk, Hkv, D]
 >>> out = flashvision.attention(q, k, v, layout="bhsd")  # q [B, H, N, D] (PyTorch SDPA order)
 >>> flashvision.selected_kernel(q, k, v, layout="bhsd")  # the kernel that call runs: "sm80", ...
+>>> out = flashvision.attention_fp8(q8, k8, v8, descale_q=sq, descale_k=sk, descale_v=sv)
 """
 
 from . import _C
@@ -15,6 +16,7 @@ from ._C import Error, compiled_backends, describe_devices, kernel_name
 from ._frontend import (
     attention,
     attention_backward,
+    attention_fp8,
     attention_varlen,
     attention_varlen_backward,
     selected_kernel,
@@ -42,6 +44,7 @@ __all__ = [
     "Error",
     "attention",
     "attention_backward",
+    "attention_fp8",
     "attention_varlen",
     "attention_varlen_backward",
     "compiled_backends",

@@ -68,6 +68,17 @@ def check_scale(scale, name="scale"):
     return value
 
 
+def check_descale(name, value):
+    """An FP8 descale factor as a float; TypeError unless a real number, ValueError unless finite
+    and > 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a float, got {type_name(value)}")
+    value = float(value)
+    if not (math.isfinite(value) and value > 0.0):
+        raise ValueError(f"{name} is {value}; expected a finite number > 0")
+    return value
+
+
 def check_layout(layout):
     """The layout name, "bshd" ([B, N, H, D]) or "bhsd" ([B, H, N, D])."""
     if layout not in LAYOUTS:

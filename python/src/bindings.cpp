@@ -46,6 +46,7 @@ std::string dtype_name(nb::dlpack::dtype dt) {
     case Code::Bfloat: base = "bfloat"; break;
     case Code::Complex: base = "complex"; break;
     case Code::Bool: return "bool";
+    case Code::Float8_E4M3FN: return "float8_e4m3fn";
     default: return "dlpack-code-" + std::to_string(dt.code) + "-bits-" + std::to_string(dt.bits);
   }
   std::string name = base + std::to_string(dt.bits);
@@ -61,9 +62,10 @@ DType to_dtype(nb::dlpack::dtype dt, const std::string& name) {
     if (code == Code::Float && dt.bits == 16) return DType::f16;
     if (code == Code::Bfloat && dt.bits == 16) return DType::bf16;
     if (code == Code::Int && dt.bits == 32) return DType::i32;
+    if (code == Code::Float8_E4M3FN && dt.bits == 8) return DType::f8e4m3;
   }
   throw Error(name + ".dtype is " + dtype_name(dt) +
-              "; expected float32, float16 or bfloat16 (int32 for cu_seqlens)");
+              "; expected float32, float16, bfloat16 or float8_e4m3fn (int32 for cu_seqlens)");
 }
 
 /// Describes a nanobind ndarray as a TensorView; `name` is the argument's name for messages.
@@ -105,6 +107,7 @@ DType described_dtype(int64_t code, const char* name) {
     case static_cast<int64_t>(DType::f16): return DType::f16;
     case static_cast<int64_t>(DType::bf16): return DType::bf16;
     case static_cast<int64_t>(DType::i32): return DType::i32;
+    case static_cast<int64_t>(DType::f8e4m3): return DType::f8e4m3;
     default:
       throw Error(std::string(name) + " has dtype code " + std::to_string(code) +
                   "; expected a code of flashvision._C.torch_dtype_codes");
@@ -180,11 +183,14 @@ void forward(const InArray& q, const InArray& k, const InArray& v, const OutArra
              const std::optional<OutArray>& lse, float scale, bool causal,
              const std::optional<InArray>& cu_seqlens_q, const std::optional<InArray>& cu_seqlens_k,
              int max_seqlen_q, int max_seqlen_k, std::uintptr_t stream, const std::string& backend,
-             int num_threads) {
+             int num_threads, float descale_q, float descale_k, float descale_v) {
   flashvision::ForwardArgs args;
   Options{scale,        causal, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
           max_seqlen_k, stream, backend,      num_threads}
       .apply(args);
+  args.descale_q = descale_q;
+  args.descale_k = descale_k;
+  args.descale_v = descale_v;
   args.q = to_view(q, "q");
   args.k = to_view(k, "k");
   args.v = to_view(v, "v");
@@ -284,10 +290,14 @@ void set_described_options(flashvision::AttentionOptions& options, float scale, 
 /// forward() for described tensors (see described_view), with the automatic backend.
 void forward_described(nb::handle q, nb::handle k, nb::handle v, nb::handle out, nb::handle lse,
                        float scale, bool causal, nb::handle cu_seqlens_q, nb::handle cu_seqlens_k,
-                       int max_seqlen_q, int max_seqlen_k, std::uintptr_t stream) {
+                       int max_seqlen_q, int max_seqlen_k, std::uintptr_t stream, float descale_q,
+                       float descale_k, float descale_v) {
   flashvision::ForwardArgs args;
   set_described_options(args, scale, causal, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                         stream);
+  args.descale_q = descale_q;
+  args.descale_k = descale_k;
+  args.descale_v = descale_v;
   args.q = described_view(q, "q");
   args.k = described_view(k, "k");
   args.v = described_view(v, "v");
@@ -369,9 +379,11 @@ NB_MODULE(_C, m) {
         nb::arg("causal") = false, nb::arg("cu_seqlens_q").none() = nb::none(),
         nb::arg("cu_seqlens_k").none() = nb::none(), nb::arg("max_seqlen_q") = 0,
         nb::arg("max_seqlen_k") = 0, nb::arg("stream") = 0, nb::arg("backend") = "automatic",
-        nb::arg("num_threads") = 0,
+        nb::arg("num_threads") = 0, nb::arg("descale_q") = 1.0f, nb::arg("descale_k") = 1.0f,
+        nb::arg("descale_v") = 1.0f,
         "Writes out (and lse) for q [B, Nq, H, D] (or packed [total_q, H, D] with cu_seqlens); "
-        "scale 0 means 1/sqrt(D); stream is a cudaStream_t as an int.");
+        "scale 0 means 1/sqrt(D); stream is a cudaStream_t as an int. float8_e4m3fn q, k, v "
+        "(out bfloat16) stand for their values times descale_q, descale_k, descale_v.");
   m.def("backward", &backward, nb::arg("dout"), nb::arg("q"), nb::arg("k"), nb::arg("v"),
         nb::arg("out"), nb::arg("lse"), nb::arg("dq"), nb::arg("dk"), nb::arg("dv"), nb::kw_only(),
         nb::arg("scale") = 0.0f, nb::arg("causal") = false,
@@ -382,11 +394,12 @@ NB_MODULE(_C, m) {
   m.def("forward_described", &forward_described, nb::arg("q"), nb::arg("k"), nb::arg("v"),
         nb::arg("out"), nb::arg("lse").none(), nb::arg("scale"), nb::arg("causal"),
         nb::arg("cu_seqlens_q").none(), nb::arg("cu_seqlens_k").none(), nb::arg("max_seqlen_q"),
-        nb::arg("max_seqlen_k"), nb::arg("stream"),
+        nb::arg("max_seqlen_k"), nb::arg("stream"), nb::arg("descale_q") = 1.0f,
+        nb::arg("descale_k") = 1.0f, nb::arg("descale_v") = 1.0f,
         "forward() with tensors as (data_ptr, dtype code, device, shape, strides) tuples "
         "(device -1 = host, else the CUDA ordinal; None for lse or cu_seqlens when absent): "
         "q, k, v, out, lse, scale, causal, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, "
-        "max_seqlen_k, stream.");
+        "max_seqlen_k, stream, and for float8_e4m3fn inputs descale_q, descale_k, descale_v.");
   m.def("backward_described", &backward_described, nb::arg("dout"), nb::arg("q"), nb::arg("k"),
         nb::arg("v"), nb::arg("out"), nb::arg("lse"), nb::arg("dq"), nb::arg("dk"), nb::arg("dv"),
         nb::arg("scale"), nb::arg("causal"), nb::arg("cu_seqlens_q").none(),
@@ -416,6 +429,7 @@ NB_MODULE(_C, m) {
   codes["float16"] = static_cast<int>(DType::f16);
   codes["bfloat16"] = static_cast<int>(DType::bf16);
   codes["int32"] = static_cast<int>(DType::i32);
+  codes["float8_e4m3fn"] = static_cast<int>(DType::f8e4m3);
   m.attr("torch_dtype_codes") = codes;
   m.def(
       "kernel_name",

@@ -26,6 +26,11 @@ using detail::Problem;
 /// Resolves Backend::automatic and checks that a forced backend fits the tensors.
 Backend choose_backend(const Problem& p, Backend requested, bool backward) {
   if (p.device == Device::cpu) {
+    if (p.dtype == DType::f8e4m3) {
+      throw Error(
+          "q.dtype is f8e4m3 but the tensors are on cpu; only the Hopper forward "
+          "(cuda-sm90) takes f8e4m3");
+    }
     if (requested != Backend::automatic && requested != Backend::cpu) {
       throw Error(std::string("backend is ") + to_string(requested) +
                   " but the tensors are on cpu; expected backend cpu or automatic");
@@ -64,9 +69,11 @@ Backend choose_backend(const Problem& p, Backend requested, bool backward) {
     return Backend::cuda_sm90;
   }
   if (!detail::cuda_supports(p, backward, &why)) {
-    // Forward head dims above 256 only the Hopper forward serves: say why it refused too (e.g. a
-    // build without bucket 512, or a GPU other than compute capability 9.0).
-    if (p.head_dim > 256 && !sm90_why.empty()) why += "; the Hopper forward: " + sm90_why;
+    // Forward head dims above 256 and f8e4m3 inputs only the Hopper forward serves: say why it
+    // refused too (e.g. a build without bucket 512, or a GPU other than compute capability 9.0).
+    if ((p.head_dim > 256 || p.dtype == DType::f8e4m3) && !sm90_why.empty()) {
+      why += "; the Hopper forward: " + sm90_why;
+    }
     if (requested == Backend::cuda_sm80) why = forced_by + "cuda-sm80 but " + why;
     throw Error(why);
   }

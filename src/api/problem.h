@@ -47,7 +47,10 @@ struct SeqBounds {
 
 /// A validated attention problem.
 struct Problem {
-  DType dtype = DType::f32;  ///< storage dtype of q, k, v, out (and dout, dq, dk, dv)
+  DType dtype = DType::f32;      ///< storage dtype of q, k, v (and out, dout, dq, dk, dv but FP8's)
+  DType out_dtype = DType::f32;  ///< storage dtype of out: dtype, or bf16 for f8e4m3 inputs
+  /// f8e4m3 inputs: what V's stored values are multiplied by (Q's and K's factors are in scale).
+  float descale_v = 1.0f;
   Device device = Device::cpu;
   int device_index = 0;
   int64_t batch = 0;     ///< number of sequences

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -127,11 +128,18 @@ Operand operand(const TensorView& t, bool varlen) {
   return {t.data, t.stride[0], t.stride[1], t.stride[2]};
 }
 
-/// Checks a tensor that must have exactly the shape and dtype of `like` (out, dout, dq, dk, dv).
+/// Checks a tensor that must have exactly the shape and dtype of `like` (out, dout, dq, dk, dv);
+/// with `dtype`, that dtype instead (`dtype_source` says why, e.g. "f8e4m3 inputs need").
 Operand like_operand(const TensorView& t, const std::string& name, const TensorView& like,
-                     const std::string& like_name, const Dims& dims, bool varlen) {
+                     const std::string& like_name, const Dims& dims, bool varlen,
+                     std::optional<DType> dtype = std::nullopt,
+                     const std::string& dtype_source = "") {
   check_view(t, name, dims, true);
-  expect_dtype(t, name, like.dtype, like_name + " has");
+  if (dtype) {
+    expect_dtype(t, name, *dtype, dtype_source);
+  } else {
+    expect_dtype(t, name, like.dtype, like_name + " has");
+  }
   expect_same_device(t, name, like);
   for (int i = 0; i < like.rank; ++i)
     expect_dim(t, name, dims, i, like.shape[i], like_name + " has");
@@ -229,8 +237,9 @@ Problem make_common(const AttentionOptions& o, const TensorView& q, const Tensor
   const Dims& q_dims = varlen ? kVarlenQ : kDenseQ;
   const Dims& k_dims = varlen ? kVarlenK : kDenseK;
   check_view(q, "q", q_dims, true);
-  if (q.dtype != DType::f32 && q.dtype != DType::f16 && q.dtype != DType::bf16) {
-    fail("q.dtype is " + std::string(to_string(q.dtype)) + ", expected f32, f16 or bf16");
+  if (q.dtype != DType::f32 && q.dtype != DType::f16 && q.dtype != DType::bf16 &&
+      q.dtype != DType::f8e4m3) {
+    fail("q.dtype is " + std::string(to_string(q.dtype)) + ", expected f32, f16, bf16 or f8e4m3");
   }
   check_view(k, "k", k_dims, true);
   check_view(v, "v", k_dims, true);
@@ -250,6 +259,7 @@ Problem make_common(const AttentionOptions& o, const TensorView& q, const Tensor
   for (int i = 0; i < r; ++i) expect_dim(v, "v", k_dims, i, k.shape[i], "k has");
 
   p.dtype = q.dtype;
+  p.out_dtype = q.dtype == DType::f8e4m3 ? DType::bf16 : q.dtype;
   p.device = q.device;
   p.device_index = q.device_index;
   p.head_dim = q.shape[r - 1];
@@ -310,18 +320,48 @@ LseOperand lse_operand(const TensorView& lse, const TensorView& q, const Problem
   return {static_cast<float*>(lse.data), lse.stride[0], lse.stride[1], lse.stride[2]};
 }
 
+/// The FP8 forward's own checks, and its descales folded into the problem.
+void check_fp8_forward(const ForwardArgs& args, Problem& p) {
+  for (const auto& [name, value] : {std::pair{"descale_q", args.descale_q},
+                                    {"descale_k", args.descale_k},
+                                    {"descale_v", args.descale_v}}) {
+    if (p.dtype != DType::f8e4m3 && value != 1.0f) {
+      fail(std::string(name) + " is " + std::to_string(value) + " but q.dtype is " +
+           to_string(p.dtype) + "; descales apply to f8e4m3 inputs only (expected 1)");
+    }
+    if (!(std::isfinite(value) && value > 0.0f)) {
+      fail(std::string(name) + " is " + std::to_string(value) + ", expected a finite number > 0");
+    }
+  }
+  if (p.dtype != DType::f8e4m3) return;
+  if (p.varlen) {
+    fail("q.dtype is f8e4m3, which the forward takes in dense mode only (no cu_seqlens)");
+  }
+  if (args.softmax_scale < 0.0f) {
+    fail("softmax_scale is " + std::to_string(args.softmax_scale) +
+         " with f8e4m3 inputs, expected a number >= 0 (0: 1/sqrt(D))");
+  }
+  p.scale *= args.descale_q * args.descale_k;
+  p.descale_v = args.descale_v;
+}
+
 }  // namespace
 
 Problem make_forward_problem(const ForwardArgs& args) {
   Problem p = make_common(args, args.q, args.k, args.v);
   const Dims& q_dims = p.varlen ? kVarlenQ : kDenseQ;
-  p.out = like_operand(args.out, "out", args.q, "q", q_dims, p.varlen);
+  p.out = like_operand(args.out, "out", args.q, "q", q_dims, p.varlen, p.out_dtype,
+                       "f8e4m3 inputs need");
   if (args.lse.present()) p.lse = lse_operand(args.lse, args.q, p);
+  check_fp8_forward(args, p);
   return p;
 }
 
 Problem make_backward_problem(const BackwardArgs& args) {
   Problem p = make_common(args, args.q, args.k, args.v);
+  if (p.dtype == DType::f8e4m3) {
+    fail("q.dtype is f8e4m3, which the forward takes only; the backward needs f32, f16 or bf16");
+  }
   const Dims& q_dims = p.varlen ? kVarlenQ : kDenseQ;
   const Dims& k_dims = p.varlen ? kVarlenK : kDenseK;
   p.out = like_operand(args.out, "out", args.q, "q", q_dims, p.varlen);

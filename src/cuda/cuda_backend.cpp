@@ -30,6 +30,7 @@
 #ifdef FLASHVISION_HAVE_SM90
 #include "cuda/sm90/bwd_config.h"
 #include "cuda/sm90/dispatch.h"
+#include "cuda/sm90/fp8_values.h"
 #include "cuda/sm90/params.h"
 #include "cuda/sm90/tensor_maps.h"
 #include "cuda/sm90/tile_config.h"
@@ -304,7 +305,8 @@ int forward_split_request(const char* name) {
       true));
 }
 
-/// The stream-ordered memory pool of the forwards' split partials on `device`: the library's own,
+/// The stream-ordered memory pool of the forwards' split partials (and of the FP8 forward's
+/// transposed V) on `device`: the library's own,
 /// which keeps its memory between calls. The device's default pool returns its memory at every
 /// synchronization (its release threshold, the application's to set, is 0 by default), so a call
 /// after one would map memory again before its kernel could start. The pool keeps the most that
@@ -504,7 +506,7 @@ void forward_sm80(const Problem& p) {
   params.kv_prefetch = forward_kv_prefetch(p, bucket, params);
   with_split_workspace(p, params, [&] {
     sm80::forward(p.dtype, bucket, params, p.stream);
-    combine_split(p.dtype, combine_params(params), p.stream);
+    combine_split(p.out_dtype, combine_params(params), p.stream);
   });
 }
 
@@ -960,12 +962,62 @@ void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
   sm90::forward(p.dtype, bucket, tile.block_m, tile.block_n, params, p.stream);
   FwdCombineParams combine = combine_params(params);
   combine.value_slices = sm90::value_slices(bucket);
-  combine_split(p.dtype, combine, p.stream);
+  combine_split(p.out_dtype, combine, p.stream);
+}
+
+/// The head-dim bucket of the FP8 forward for head dim `head_dim` (tile_config.h's fp8_bucket),
+/// or 0 where it has none.
+int fp8_forward_bucket(int64_t head_dim) {
+  for (const int bucket : {64, 128, 256}) {
+    if (head_dim <= bucket) return sm90::fp8_bucket(bucket) ? bucket : 0;
+  }
+  return 0;
+}
+
+/// Why the FP8 forward cannot run p, or true.
+bool fp8_forward_supports(const Problem& p, std::string* why) {
+  const int bucket = fp8_forward_bucket(p.head_dim);
+  if (p.head_dim % 16 != 0 || bucket == 0) {
+    return fail(why,
+                "the FP8 (f8e4m3) forward needs a head dim that is a multiple of 16 up to "
+                "256 (whole 16-byte rows for TMA), got " +
+                    std::to_string(p.head_dim));
+  }
+  if (!sm90::bucket_compiled(bucket)) {
+    return fail(why, "head dim " + std::to_string(p.head_dim) + " needs bucket " +
+                         std::to_string(bucket) + ", which this build did not compile (compiled: " +
+                         sm90::compiled_buckets_text() + "; see FLASHVISION_HEAD_DIMS)");
+  }
+  if (std::string device = device_problem(p); !device.empty()) return fail(why, device);
+  const DeviceInfo info = device_info(p.device_index);
+  if (info.major != 9 || info.minor != 0) {
+    return fail(why, "the FP8 (f8e4m3) forward needs compute capability 9.0 (sm_90a), device " +
+                         std::to_string(p.device_index) + " has " + std::to_string(info.major) +
+                         "." + std::to_string(info.minor));
+  }
+  for (const auto& [name, op] : {std::pair{"q", &p.q}, {"k", &p.k}}) {
+    if (reinterpret_cast<std::uintptr_t>(op->data) % 16 != 0) {
+      return fail(why, std::string(name) + " data pointer is not 16-byte aligned");
+    }
+    if (const char* problem = sm90::tensor_map_problem(geometry(p, *op, op == &p.k))) {
+      return fail(why, std::string(name) + " has " + problem + ", which TMA cannot address");
+    }
+  }
+  if (std::string bad = alignment_problem("out", p.out); !bad.empty()) return fail(why, bad);
+  // The transposition of V launches a block per 32 keys, kv head and sequence.
+  if (p.heads_kv > 65535 || p.batch > 65535 || std::max(p.seqlen_q, p.seqlen_k) > INT32_MAX - 256) {
+    return fail(why, "the FP8 forward takes at most 65535 sequences and kv heads and 2^31 rows");
+  }
+  if (sm90_forward_tiles(p, bucket, sm90::fp8_fwd_tile(bucket).block_m) > INT32_MAX) {
+    return fail(why, "the problem needs more than 2^31 tiles of the sm90 schedule");
+  }
+  return true;
 }
 
 }  // namespace
 
 bool cuda_sm90_supports(const Problem& p, std::string* why) {
+  if (p.dtype == DType::f8e4m3) return fp8_forward_supports(p, why);
   const int bucket = sm90_forward_bucket(p);
   if (std::string bad =
           element_problem(p, "the sm90 forward", 512, bucket, sm90::bucket_compiled(bucket),
@@ -1053,7 +1105,65 @@ bool cuda_sm90_backward_preferred(const Problem& p) {
 
 namespace {
 
+/// The FP8 forward's tile of p on `sm_count` SMs (tile_config.h's fp8_fwd_tile): query rows as
+/// the 16-bit forward chooses them at the FP8 key width, or as FLASHVISION_SM90_FWD_ROWS says
+/// where the bucket has FP8 tiles of those rows.
+sm90::FwdTile sm90_fp8_forward_tile(const Problem& p, int bucket, int sm_count) {
+  const int block_n = sm90::fp8_block_n(bucket);
+  int block_m = sm90::fwd_block_m(bucket, block_n, p.seqlen_q, p.batch * p.heads, sm_count);
+  if (const int rows = sm90_rows_override(); rows != 0) {
+    block_m = sm90::fp8_tile_rows(bucket, rows) ? rows : sm90::kNarrowBlockM;
+  }
+  return sm90::fp8_fwd_tile(bucket,
+                            sm90::fp8_tile_rows(bucket, block_m) ? block_m : sm90::kNarrowBlockM);
+}
+
+/// The FP8 forward: V transposed into a stream-ordered workspace (fp8_values.h), then the kernel
+/// of the bucket's FP8 tile, which reads Q and K as the 16-bit forward does and writes bf16 O.
+void forward_sm90_fp8(const Problem& p) {
+  const int bucket = fp8_forward_bucket(p.head_dim);
+  const int sm_count = std::max(1, device_info(p.device_index).sm_count);
+  const sm90::FwdTile tile = sm90_fp8_forward_tile(p, bucket, sm_count);
+  sm90::FwdParams params;
+  set_output_params(params, p);
+  params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, tile.block_m));
+  if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
+  params.num_tiles = static_cast<int>(sm90_forward_tiles(p, bucket, tile.block_m));
+  set_forward_schedule(params, sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count),
+                       tile, bucket, sm_count);
+  params.m_blocks_divisor = FastDivisor(params.num_m_blocks);
+  params.heads_divisor = FastDivisor(p.heads);
+  params.group_divisor = FastDivisor(params.shape.group);
+  params.split_parts_divisor = FastDivisor(params.split_parts);
+  params.cross_tile = sm90_cross_tile(p, params, tile) ? 1 : 0;
+  params.descale_v = p.descale_v;
+  const int swizzle = sm90::swizzle_bytes(bucket, 1);
+  params.tmap_q = sm90::make_tensor_map(geometry(p, p.q, false), swizzle, tile.block_m, swizzle);
+  params.tmap_k = sm90::make_tensor_map(geometry(p, p.k, true), swizzle, tile.block_n, swizzle);
+
+  const int panel_keys = sm90::fp8_value_panel_keys(tile.block_n);
+  const sm90::Fp8Values values{p.v.data,   p.v.seq_stride, p.v.row_stride, p.v.head_stride, p.batch,
+                               p.seqlen_k, p.heads_kv,     p.head_dim,     panel_keys};
+  auto* stream = static_cast<cudaStream_t>(p.stream);
+  void* transposed = nullptr;
+  cuda_check(cudaMallocFromPoolAsync(&transposed, sm90::fp8_transposed_bytes(values),
+                                     split_pool(p.device_index), stream),
+             "cudaMallocFromPoolAsync (the FP8 forward's transposed V)");
+  try {
+    sm90::transpose_fp8_values(values, transposed, p.stream);
+    params.tmap_v = sm90::make_fp8_values_map(transposed, panel_keys, p.head_dim,
+                                              sm90::fp8_value_panels(values), p.heads_kv, p.batch,
+                                              sm90::value_columns(bucket));
+    with_split_workspace(p, params, [&] { run_forward_sm90(p, params, bucket, tile); });
+  } catch (...) {
+    cudaFreeAsync(transposed, stream);
+    throw;
+  }
+  cuda_check(cudaFreeAsync(transposed, stream), "cudaFreeAsync (the FP8 forward's transposed V)");
+}
+
 void forward_sm90(const Problem& p) {
+  if (p.dtype == DType::f8e4m3) return forward_sm90_fp8(p);
   const int bucket = sm90_forward_bucket(p);
   const int sm_count = std::max(1, device_info(p.device_index).sm_count);
   const sm90::FwdTile tile = sm90_forward_tile(p, bucket, sm_count);

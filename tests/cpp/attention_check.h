@@ -37,8 +37,13 @@ struct AttentionCase {
   bool with_lse = true;        ///< forward: ask for the lse (backward always needs it)
   int num_threads = 0;         ///< CPU backend threads (0: all)
   bool deterministic = false;  ///< backward: ask for bitwise reproducible gradients
+  /// f8e4m3 inputs: the descale factors passed to the forward (the reference multiplies the stored
+  /// values by them).
+  float descale_q = 1.0f, descale_k = 1.0f, descale_v = 1.0f;
 
   bool varlen() const { return !seqlens_q.empty(); }
+  /// dtype of out (and of the gradients): bf16 for f8e4m3 inputs, else the inputs'.
+  DType out_dtype() const { return dtype == DType::f8e4m3 ? DType::bf16 : dtype; }
   /// One line for traces, e.g. "f32 B=2 H=2/1 D=64 Nq=197 Nk=197 causal torch pad=8".
   std::string describe() const;
 };

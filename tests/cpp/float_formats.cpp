@@ -1,8 +1,12 @@
-// Round-to-nearest-even conversions for bf16 and f16, written from the IEEE 754 definitions.
+// Round-to-nearest-even conversions for bf16 and f16, written from the IEEE 754 definitions, and
+// for e4m3 from the OCP 8-bit floating point specification.
 #include "float_formats.h"
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 
 namespace flashvision::testing {
 
@@ -49,6 +53,40 @@ float f16_bits_to_float(uint16_t bits) {
   if (exponent == 0x1f) return mantissa ? std::nanf("") : sign * INFINITY;
   if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -24);
   return sign * std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
+}
+
+float e4m3_bits_to_float(uint8_t bits) {
+  const float sign = (bits & 0x80u) != 0 ? -1.0f : 1.0f;
+  const int exponent = (bits >> 3) & 0xf;
+  const int mantissa = bits & 0x7;
+  if (exponent == 0xf && mantissa == 0x7) return std::nanf("");
+  if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -9);
+  return sign * std::ldexp(1.0f + static_cast<float>(mantissa) / 8.0f, exponent - 7);
+}
+
+uint8_t float_to_e4m3_bits(float value) {
+  // The 127 finite magnitudes by code (0x7f is NaN); codes are ordered like their values.
+  static const std::array<float, 127> magnitudes = [] {
+    std::array<float, 127> m{};
+    for (std::size_t code = 0; code < m.size(); ++code) {
+      m[code] = e4m3_bits_to_float(static_cast<uint8_t>(code));
+    }
+    return m;
+  }();
+  const uint8_t sign = std::signbit(value) ? 0x80u : 0x00u;
+  if (std::isnan(value)) return static_cast<uint8_t>(sign | 0x7fu);
+  const float magnitude = std::fabs(value);
+  // The nearest magnitude, the even code (an even last mantissa bit) on a tie; past the largest,
+  // the largest (saturation).
+  const auto above = std::upper_bound(magnitudes.begin(), magnitudes.end(), magnitude);
+  if (above == magnitudes.end()) return static_cast<uint8_t>(sign | 0x7eu);
+  const auto upper = static_cast<uint8_t>(above - magnitudes.begin());
+  if (upper == 0) return sign;
+  const auto lower = static_cast<uint8_t>(upper - 1);
+  const float below_err = magnitude - magnitudes[lower];
+  const float above_err = magnitudes[upper] - magnitude;
+  const bool round_up = above_err < below_err || (above_err == below_err && upper % 2 == 0);
+  return static_cast<uint8_t>(sign | (round_up ? upper : lower));
 }
 
 }  // namespace flashvision::testing

@@ -119,7 +119,43 @@ TEST_F(ArgumentErrors, DtypeMismatch) {
 
 TEST_F(ArgumentErrors, UnsupportedDtype) {
   for (auto* t : {&fwd_.q, &fwd_.k, &fwd_.v, &fwd_.out}) t->dtype = fv::DType::i32;
-  forward_fails("q.dtype is i32, expected f32, f16 or bf16");
+  forward_fails("q.dtype is i32, expected f32, f16, bf16 or f8e4m3");
+}
+
+/// Makes the forward's inputs e4m3 (out bf16): a valid FP8 call but for where the tensors are.
+void make_fp8(fv::ForwardArgs& args) {
+  for (auto* t : {&args.q, &args.k, &args.v}) t->dtype = fv::DType::f8e4m3;
+  args.out.dtype = fv::DType::bf16;
+}
+
+TEST_F(ArgumentErrors, Fp8OnlyOnTheHopperForward) {
+  make_fp8(fwd_);
+  forward_fails("q.dtype is f8e4m3 but the tensors are on cpu; only the Hopper forward");
+  for (auto* t : {&bwd_.q, &bwd_.k, &bwd_.v}) t->dtype = fv::DType::f8e4m3;
+  backward_fails("q.dtype is f8e4m3, which the forward takes only");
+}
+
+TEST_F(ArgumentErrors, Fp8OutputIsBf16) {
+  make_fp8(fwd_);
+  fwd_.out.dtype = fv::DType::f8e4m3;
+  forward_fails("out.dtype is f8e4m3 but f8e4m3 inputs need bf16");
+}
+
+TEST_F(ArgumentErrors, Fp8Descales) {
+  fwd_.descale_k = 0.5f;
+  forward_fails("descale_k is 0.500000 but q.dtype is f32; descales apply to f8e4m3 inputs only");
+  make_fp8(fwd_);
+  fwd_.descale_k = 1.0f;
+  fwd_.descale_v = 0.0f;
+  forward_fails("descale_v is 0.000000, expected a finite number > 0");
+  fwd_.descale_v = std::numeric_limits<float>::infinity();
+  forward_fails("descale_v is inf, expected a finite number > 0");
+}
+
+TEST_F(ArgumentErrors, Fp8NegativeScale) {
+  make_fp8(fwd_);
+  fwd_.softmax_scale = -0.5f;
+  forward_fails("softmax_scale is -0.500000 with f8e4m3 inputs, expected a number >= 0");
 }
 
 TEST_F(ArgumentErrors, HeadDimOutOfRange) {

@@ -23,6 +23,7 @@ constexpr uint32_t kPoisonF32 = 0x7fbadbadu;
 constexpr uint16_t kPoisonF16 = 0x7dadu;
 constexpr uint16_t kPoisonBf16 = 0x7fadu;
 constexpr uint32_t kPoisonI32 = 0x7fbadbadu;
+constexpr uint8_t kPoisonE4m3 = 0x7fu;  // e4m3's only NaN pattern (with either sign)
 
 void encode(DType dtype, double value, std::byte* dst) {
   switch (dtype) {
@@ -47,7 +48,11 @@ void encode(DType dtype, double value, std::byte* dst) {
       std::memcpy(dst, &i, 4);
       return;
     }
-    case DType::f8e4m3: break;
+    case DType::f8e4m3: {
+      const uint8_t bits = float_to_e4m3_bits(static_cast<float>(value));
+      std::memcpy(dst, &bits, 1);
+      return;
+    }
   }
   throw std::logic_error("test tensors do not support this dtype");
 }
@@ -74,7 +79,11 @@ double decode(DType dtype, const std::byte* src) {
       std::memcpy(&i, src, 4);
       return i;
     }
-    case DType::f8e4m3: break;
+    case DType::f8e4m3: {
+      uint8_t bits = 0;
+      std::memcpy(&bits, src, 1);
+      return e4m3_bits_to_float(bits);
+    }
   }
   throw std::logic_error("test tensors do not support this dtype");
 }
@@ -85,7 +94,7 @@ void write_poison(DType dtype, std::byte* dst) {
     case DType::f16: std::memcpy(dst, &kPoisonF16, 2); return;
     case DType::bf16: std::memcpy(dst, &kPoisonBf16, 2); return;
     case DType::i32: std::memcpy(dst, &kPoisonI32, 4); return;
-    case DType::f8e4m3: break;
+    case DType::f8e4m3: std::memcpy(dst, &kPoisonE4m3, 1); return;
   }
   throw std::logic_error("test tensors do not support this dtype");
 }

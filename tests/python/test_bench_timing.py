@@ -146,12 +146,12 @@ def test_a_failing_impl_keeps_the_others_rounds(tmp_path, monkeypatch):
 
     real = impls.forward_fn
 
-    def rejecting(impl, scale):
+    def rejecting(impl, scale, sets=()):
         if impl == "naive":
             def fail(q, k, v):
                 raise RuntimeError("naive: no such shape here")
             return fail
-        return real(impl, scale)
+        return real(impl, scale, sets)
 
     monkeypatch.setattr(impls, "forward_fn", rejecting)
     path = tmp_path / "partial.json"

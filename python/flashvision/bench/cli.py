@@ -124,7 +124,7 @@ def _check(parser, args):
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: torch.cuda.is_available() is False here; use --device cpu")
     args.dtype = args.dtype or ("bf16" if args.device == "cuda" else "f32")
-    allowed = impl_lib.impls_for(args.device)
+    allowed = impl_lib.impls_for(args.device, opt_in=True)
     for impl in args.impl or ():
         if impl not in allowed:
             parser.error(f"--impl {impl}: does not run with --device {args.device} "
@@ -230,7 +230,8 @@ def main(argv=None):
 
 def _run(args, argv):
     """The run main() set up: every case and implementation, the table, JSON and plots."""
-    impls = [i for i in impl_lib.impls_for(args.device) if not args.impl or i in args.impl]
+    impls = [i for i in impl_lib.impls_for(args.device, opt_in=bool(args.impl))
+             if not args.impl or i in args.impl]
     main_cases, sweep = selected_cases(args), sweep_cases(args)
     threads = _set_threads(args.device)
     command = f"{os.path.basename(sys.executable)} -m flashvision.bench {shlex.join(argv)}"

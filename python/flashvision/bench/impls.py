@@ -5,7 +5,10 @@ import torch.nn.functional as F
 
 CUDA_IMPLS = ("flashvision", "sdpa-cudnn", "sdpa-flash", "sdpa-efficient", "sdpa-math", "naive")
 CPU_IMPLS = ("flashvision", "torch-cpu-sdpa", "naive")
-ALL_IMPLS = CUDA_IMPLS + ("torch-cpu-sdpa",)
+# Run only when asked for (--impl): flashvision's FP8 forward on the case's inputs quantized to
+# float8_e4m3fn per tensor (on a Hopper GPU; forward only), another precision than the peers'.
+CUDA_OPT_IN_IMPLS = ("flashvision-fp8",)
+ALL_IMPLS = CUDA_IMPLS + CUDA_OPT_IN_IMPLS + ("torch-cpu-sdpa",)
 
 # impl -> torch.nn.attention.SDPBackend member (looked up by name: older torch lacks some).
 SDPA_BACKENDS = {
@@ -19,9 +22,45 @@ SDPA_BACKENDS = {
 QUADRATIC_IMPLS = ("naive", "sdpa-math")
 
 
-def impls_for(device):
-    """Every implementation that runs on `device`, in table order."""
-    return CUDA_IMPLS if device == "cuda" else CPU_IMPLS
+def impls_for(device, opt_in=False):
+    """The implementations that run on `device` by default (with opt_in, also those run only
+    when asked for), in table order."""
+    if device != "cuda":
+        return CPU_IMPLS
+    return CUDA_IMPLS[:1] + CUDA_OPT_IN_IMPLS + CUDA_IMPLS[1:] if opt_in else CUDA_IMPLS
+
+
+def quantize_fp8(x):
+    """(x8, descale): x as float8_e4m3fn scaled so that its largest magnitude is e4m3's 448, and
+    the factor that x8 stands for x by."""
+    descale = max(x.abs().max().item(), 1e-12) / 448.0
+    return (x / descale).to(torch.float8_e4m3fn), descale
+
+
+def _fp8_forward(scale, sets):
+    """flashvision.attention_fp8 on [B, H, N, D] tensors. Each input set of `sets` is quantized
+    here, before any call is timed or captured in a graph (quantizing reads each tensor's amax
+    back to the host, which a capture cannot do); a set met later is quantized on its first
+    call."""
+    import flashvision
+
+    quantized = {}
+
+    def quantize(q, k, v):
+        key = (id(q), id(k), id(v))
+        if key not in quantized:
+            quantized[key] = [quantize_fp8(x) for x in (q, k, v)]
+        return quantized[key]
+
+    for s in sets:
+        quantize(s.q, s.k, s.v)
+
+    def fp8(q, k, v):
+        (q8, sq), (k8, sk), (v8, sv) = quantize(q, k, v)
+        return flashvision.attention_fp8(q8, k8, v8, descale_q=sq, descale_k=sk, descale_v=sv,
+                                         scale=scale, layout="bhsd")
+
+    return fp8
 
 
 def scores_bytes(case, impl, dtype):
@@ -41,12 +80,16 @@ def naive(q, k, v, scale):
     return torch.softmax(q @ k.transpose(-2, -1) * scale, dim=-1) @ v
 
 
-def forward_fn(impl, scale):
-    """A callable (q, k, v) -> out for `impl`; raises RuntimeError when `impl` is missing."""
+def forward_fn(impl, scale, sets=()):
+    """A callable (q, k, v) -> out for `impl`; raises RuntimeError when `impl` is missing.
+    `sets` are the input sets (with q, k, v) it will be called on, for rows that convert them
+    ahead of the timings (flashvision-fp8)."""
     if impl == "flashvision":
         from flashvision.torch import scaled_dot_product_attention
 
         return lambda q, k, v: scaled_dot_product_attention(q, k, v, scale=scale)
+    if impl == "flashvision-fp8":
+        return _fp8_forward(scale, sets)
     if impl == "naive":
         return lambda q, k, v: naive(q, k, v, scale)
     if impl == "torch-cpu-sdpa":

@@ -71,10 +71,14 @@ def write_json(path, meta, records):
     os.replace(tmp, path)
 
 
+# flashvision's rows (its 16-bit and FP8 forwards): never peers.
+OWN_IMPLS = (FV_IMPL, "flashvision-fp8")
+
+
 def best_peer(records, case, pass_):
     """The fastest record other than flashvision's for (case, pass), or None."""
     peers = [r for r in records if r["case"] == case and r["pass"] == pass_
-             and r["impl"] != FV_IMPL and r.get("ms")]
+             and r["impl"] not in OWN_IMPLS and r.get("ms")]
     return min(peers, key=lambda r: r["ms"], default=None)
 
 
@@ -83,14 +87,14 @@ def _median(values):
     return values[len(values) // 2]
 
 
-def speedup(records, case, pass_):
-    """(best peer ms / flashvision ms, peer impl) for (case, pass), or None if either is n/a.
+def speedup(records, case, pass_, impl=FV_IMPL):
+    """(best peer ms / `impl` ms, peer impl) for (case, pass), or None if either is n/a.
 
     Where both were timed in the same interleaved rounds (round_ms, CPU runs), the ratio is the
     median over the rounds of each round's ratio: a drift of the machine's speed between rounds
     then cancels in each ratio instead of entering it."""
     fv = [r for r in records if r["case"] == case and r["pass"] == pass_
-          and r["impl"] == FV_IMPL and r.get("ms")]
+          and r["impl"] == impl and r.get("ms")]
     peer = best_peer(records, case, pass_)
     if not fv or peer is None:
         return None
@@ -142,8 +146,8 @@ def table_row(record, records):
     note = ""
     if "error" in record:
         note = record["error"][:90]
-    elif record["impl"] == FV_IMPL:
-        ratio = speedup(records, record["case"], record["pass"])
+    elif record["impl"] in OWN_IMPLS:
+        ratio = speedup(records, record["case"], record["pass"], record["impl"])
         note = "n/a" if ratio is None else f"{ratio[0]:.2f}x vs {ratio[1]}"
         if record.get("kernel"):
             note += f", kernel {record['kernel']}"

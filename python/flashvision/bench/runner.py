@@ -86,7 +86,7 @@ def _quiet(pass_):
 def _prepare(case, impl, pass_, sets, sample, settings, record):
     """The call that times `impl` on `pass_`, after its first call (which raises for shapes the
     backend rejects, and warms up) set the record's max_err and a second its peak_bytes."""
-    forward = impl_lib.forward_fn(impl, 1.0 / math.sqrt(case.D))
+    forward = impl_lib.forward_fn(impl, 1.0 / math.sqrt(case.D), sets)
     call = _make_call(forward, sets, pass_)
     with _quiet(pass_):
         out, dq = call()

@@ -11,6 +11,9 @@ import torch
 from .. import _checks as checks
 from . import _ops
 
+# The FP8 dtype flashvision.attention_fp8 takes (attention() points callers there).
+FLOAT8 = torch.float8_e4m3fn
+
 
 def _check_tensor(name, x):
     if not isinstance(x, torch.Tensor):

@@ -1,5 +1,5 @@
 """The torch custom ops flashvision::fwd and flashvision::bwd, their fake (meta) kernels and
-autograd formula.
+autograd formula, and flashvision::fwd_fp8 (float8_e4m3fn inputs, forward only).
 
 Both ops take q [B, N, H, D] (or packed [total, H, D] with cu_seqlens) with any strides whose
 last dimension is contiguous, and allocate outputs with torch.empty_like so that an output follows
@@ -237,6 +237,43 @@ def _fwd_backward(ctx, dout, dlse):
 fwd.register_autograd(_fwd_backward, setup_context=_fwd_setup_context)
 
 
+def forward_fp8_impl(q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool,
+                     descale_q: float, descale_k: float, descale_v: float, need_lse: bool = True,
+                     heads_first: bool = False):
+    """What flashvision::fwd_fp8 computes, called directly: (out, lse) for float8_e4m3fn q, k, v
+    standing for their values times the descales; out is bfloat16, lse None unless need_lse.
+    heads_first as in forward_impl."""
+    q, k, v = _contiguous_last(q), _contiguous_last(k), _contiguous_last(v)
+    out = torch.empty_like(q, dtype=torch.bfloat16)
+    lse = _empty_lse(q, False, heads_first) if need_lse else None
+    descales = (descale_q, descale_k, descale_v)
+    described = _describe((q, k, v, out, lse), heads_first)
+    if described is None:  # a dtype or device the library does not take: DLPack names it
+        q_, k_, v_, out_ = _heads_second((q, k, v, out)) if heads_first else (q, k, v, out)
+        _C.forward(q_, k_, v_, out_, lse, scale=scale, causal=causal, descale_q=descale_q,
+                   descale_k=descale_k, descale_v=descale_v)
+        return out, lse
+    device = described[0][2]
+    _on_device(device, _C.forward_described, *described, scale, causal, None, None, 0, 0,
+               _stream(device), *descales)
+    return out, lse
+
+
+@torch.library.custom_op("flashvision::fwd_fp8", mutates_args=())
+def fwd_fp8(q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool, descale_q: float,
+            descale_k: float, descale_v: float) -> Tuple[Tensor, Tensor]:
+    """out (bfloat16), lse = attention of float8_e4m3fn q, k, v times their descales; forward
+    only (no autograd formula: FP8 attention serves inference)."""
+    return forward_fp8_impl(q, k, v, scale, causal, descale_q, descale_k, descale_v)
+
+
+@fwd_fp8.register_fake
+def _fwd_fp8_fake(q, k, v, scale, causal, descale_q, descale_k, descale_v):
+    q = _contiguous_last(q)
+    lse = q.new_empty(_lse_shape(q, False), dtype=torch.float32)
+    return torch.empty_like(q, dtype=torch.bfloat16), lse
+
+
 def _plain(x: Optional[Tensor]) -> bool:
     return x is None or type(x) is Tensor
 
@@ -314,3 +351,17 @@ def backward(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, 
         dq, dk, dv = bwd(*(x.transpose(1, 2) for x in args[:5]), *args[5:])
         return dq.transpose(1, 2), dk.transpose(1, 2), dv.transpose(1, 2)
     return bwd(*args)
+
+
+def forward_fp8(q, k, v, scale, causal, descales, need_lse=True, heads_first=False):
+    """(out, lse) of flashvision::fwd_fp8, called directly where that is indistinguishable (see
+    can_call_directly); descales is (descale_q, descale_k, descale_v); heads_first as in
+    forward()."""
+    if not can_call_directly(q, k, v):
+        if heads_first:
+            out, lse = fwd_fp8(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), scale,
+                               causal, *descales)
+            return out.transpose(1, 2), lse
+        return fwd_fp8(q, k, v, scale, causal, *descales)
+    return forward_fp8_impl(q, k, v, scale, causal, *descales, need_lse=need_lse,
+                            heads_first=heads_first)

@@ -3,12 +3,13 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "flashvision/tensor.h"
 
 namespace flashvision::detail {
 
-/// CUDA element type of a 16-bit DType.
+/// CUDA element type of a 16-bit or FP8 DType.
 template <DType kDType>
 struct CudaElement;
 template <>
@@ -18,6 +19,10 @@ struct CudaElement<DType::f16> {
 template <>
 struct CudaElement<DType::bf16> {
   using type = __nv_bfloat16;
+};
+template <>
+struct CudaElement<DType::f8e4m3> {
+  using type = __nv_fp8_e4m3;
 };
 
 }  // namespace flashvision::detail

@@ -21,9 +21,14 @@ inline constexpr float kMaxSlackLog2 = 8.0f;
 /// softmax scale is folded into the exponent as scale * log2(e), so one FFMA + EX2 per element.
 /// kLazyMax: the max moves only past kMaxSlackLog2 and rescale() votes to skip (pays where O's
 /// rows are long: each kernel's traits choose, from measurements); otherwise the max follows
-/// every block and O is always rescaled.
-template <int kMTiles, bool kLazyMax>
+/// every block and O is always rescaled. kOffsetLog2: probabilities are 2^kOffsetLog2 times
+/// exp(scale * (s - max)), for storage formats whose precision falls off below 1 (the Hopper FP8
+/// forward's e4m3 P); the sums carry the factor too, so O's normalization cancels it and
+/// finalize() takes it out of the LSE. The lazy slack would let it pass e4m3's range.
+template <int kMTiles, bool kLazyMax, int kOffsetLog2 = 0>
 struct OnlineSoftmax {
+  static_assert(!kLazyMax || kOffsetLog2 == 0, "a lazy max bounds probabilities by 2^8 only");
+
   /// the max of raw scores the row's exponents are taken against: within kMaxSlackLog2 (scaled)
   /// of the row's running max; -inf until a row sees a key
   float row_max[kMTiles][2];
@@ -74,8 +79,9 @@ struct OnlineSoftmax {
           max_scaled = row_max[m][half] == -INFINITY ? 0.0f : row_max[m][half] * scale_log2;
           correction[m][half] = moves ? ptx::exp2_approx(old_scaled - max_scaled) : 1.0f;
         } else {
-          max_scaled = block_max == -INFINITY ? 0.0f : block_max * scale_log2;
-          correction[m][half] = ptx::exp2_approx(row_max[m][half] * scale_log2 - max_scaled);
+          max_scaled = block_max == -INFINITY ? 0.0f : block_max * scale_log2 - kOffsetLog2;
+          correction[m][half] =
+              ptx::exp2_approx(row_max[m][half] * scale_log2 - kOffsetLog2 - max_scaled);
           row_max[m][half] = block_max;
         }
         float sum = row_sum[m][half] * correction[m][half];
@@ -131,7 +137,9 @@ struct OnlineSoftmax {
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
         const bool empty = !(sum > 0.0f);
         inv_sum[m][half] = empty ? 0.0f : 1.0f / sum;
-        lse[m][half] = empty ? -INFINITY : row_max[m][half] * scale + logf(sum);
+        lse[m][half] = empty ? -INFINITY
+                             : row_max[m][half] * scale + logf(sum) -
+                                   static_cast<float>(kOffsetLog2) * 0.69314718f;
       }
     }
   }

@@ -53,6 +53,36 @@ void forward_bucket(int block_m, int block_n, const FwdParams& params, void* str
   }
 }
 
+/// The FP8 instantiation of bucket kDim with `block_m`-row tiles where the FP8 forward has it;
+/// false where it does not.
+template <int kDim>
+bool forward_fp8_bucket(int block_m, const FwdParams& params, void* stream) {
+  if constexpr (fp8_bucket(kDim)) {
+    constexpr int kWide = wide_block_m(kDim);
+    if constexpr (fp8_tile_rows(kDim, kWide)) {
+      if (block_m == kWide) {
+        run_fwd<DType::f8e4m3, kDim, kWide, fp8_block_n(kDim)>(params, stream);
+        return true;
+      }
+    }
+    if (block_m == kNarrowBlockM) {
+      run_fwd<DType::f8e4m3, kDim, kNarrowBlockM, fp8_block_n(kDim)>(params, stream);
+      return true;
+    }
+  }
+  return false;
+}
+
+template <int... kDims>
+void forward_fp8_in(sm80::HeadDimList<kDims...>, int bucket, int block_m, const FwdParams& params,
+                    void* stream) {
+  const bool ran = ((bucket == kDims && forward_fp8_bucket<kDims>(block_m, params, stream)) || ...);
+  if (!ran) {
+    throw Error("sm90: the FP8 forward of head-dim bucket " + std::to_string(bucket) + " with " +
+                std::to_string(block_m) + "-row tiles is not compiled");
+  }
+}
+
 template <DType kDType, int... kDims>
 void forward_in(sm80::HeadDimList<kDims...>, int bucket, int block_m, int block_n,
                 const FwdParams& params, void* stream) {
@@ -117,8 +147,11 @@ void forward(DType dtype, int bucket, int block_m, int block_n, const FwdParams&
     case DType::bf16:
       return forward_in<DType::bf16>(sm80::Sm90CompiledHeadDims{}, bucket, block_m, block_n, params,
                                      stream);
+    case DType::f8e4m3:
+      return forward_fp8_in(sm80::Sm90CompiledHeadDims{}, bucket, block_m, params, stream);
     default:
-      throw Error(std::string("sm90: the forward supports f16 and bf16, got ") + to_string(dtype));
+      throw Error(std::string("sm90: the forward supports f16, bf16 and f8e4m3, got ") +
+                  to_string(dtype));
   }
 }
 

@@ -18,24 +18,26 @@
 #include "cuda/common/warp_gemm.cuh"
 #include "cuda/sm90/fwd_epilogue.cuh"
 #include "cuda/sm90/fwd_traits.cuh"
+#include "cuda/sm90/p_fragments.cuh"
 #include "cuda/sm90/ptx_sm90.cuh"
 #include "cuda/sm90/wgmma_ops.cuh"
 
 namespace flashvision::detail::sm90 {
 
-/// S = Q K^T for one warpgroup's 64 rows: both operands K-major, one wgmma per 16 columns of D.
+/// S = Q K^T for one warpgroup's 64 rows: both operands K-major, one wgmma per 32 bytes of a row
+/// (16 columns of D in f16/bf16, 32 in e4m3).
 template <typename T, int kHeadDim, int kBlockM, int kBlockN>
 __device__ __forceinline__ void gemm_qk(float (&acc)[kBlockN / 2], uint32_t q_rows,
                                         uint32_t k_tile) {
-  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
   constexpr uint32_t kGroupBytes = 8 * Tr::kSwizzle;  // 8 rows of a panel: one swizzle atom
+  constexpr int kStepBytes = 32;
   const uint64_t q_base = smem_descriptor(q_rows, 16, kGroupBytes, Tr::kSwizzleMode);
   const uint64_t k_base = smem_descriptor(k_tile, 16, kGroupBytes, Tr::kSwizzleMode);
 #pragma unroll
-  for (int kk = 0; kk < kHeadDim / 16; ++kk) {
-    const int col = kk * 16;
-    const uint32_t within = (col % Tr::kPanelCols) * 2;
-    const uint32_t panel = col / Tr::kPanelCols;
+  for (int kk = 0; kk < kHeadDim * Tr::kElementBytes / kStepBytes; ++kk) {
+    const uint32_t within = (kk * kStepBytes) % Tr::kSwizzle;
+    const uint32_t panel = (kk * kStepBytes) / Tr::kSwizzle;
     const uint64_t desc_q =
         advance_descriptor(q_base, panel * Tr::kBlockM * Tr::kSwizzle + within);
     const uint64_t desc_k =
@@ -44,19 +46,32 @@ __device__ __forceinline__ void gemm_qk(float (&acc)[kBlockN / 2], uint32_t q_ro
   }
 }
 
-/// O += P V: P from registers (k16 slices of the probability block), V MN-major: its leading
-/// byte offset steps between column panels, its stride byte offset between 8-key groups.
+/// O += P V: P from registers (one k-step of keys a fragment). 16-bit V is MN-major: its leading
+/// byte offset steps between column panels, its stride byte offset between 8-key groups. FP8's V
+/// is transposed ([D][keys], fp8 wgmma reads B only K-major): panels of D rows of kValuePanelKeys
+/// keys, read as K is in S = Q K^T.
 template <typename T, int kHeadDim, int kBlockM, int kBlockN>
 __device__ __forceinline__ void gemm_pv(
-    float (&acc)[FwdTraits<kHeadDim, kBlockM, kBlockN>::kHeadDimV / 2],
-    const uint32_t (&p_frag)[kBlockN / 16][4], uint32_t v_tile) {
-  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
-  const uint64_t v_base =
-      smem_descriptor(v_tile, Tr::kBlockN * Tr::kSwizzle, 8 * Tr::kSwizzle, Tr::kSwizzleMode);
+    float (&acc)[FwdTraits<T, kHeadDim, kBlockM, kBlockN>::kHeadDimV / 2],
+    const uint32_t (&p_frag)[kBlockN / kPvStepKeys<T>][4], uint32_t v_tile) {
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
+  if constexpr (Tr::kFp8) {
+    constexpr int kPanelKeys = Tr::kValuePanelKeys;
+    const uint64_t v_base = smem_descriptor(v_tile, 16, 8 * kPanelKeys, Tr::kValueSwizzleMode);
 #pragma unroll
-  for (int j = 0; j < Tr::kBlockN / 16; ++j) {
-    const uint64_t desc_v = advance_descriptor(v_base, j * 16 * Tr::kSwizzle);
-    wgmma_rs_mn<T, Tr::kHeadDimV>(acc, p_frag[j], desc_v, 1u);
+    for (int j = 0; j < Tr::kBlockN / kPvStepKeys<T>; ++j) {
+      const int key = j * kPvStepKeys<T>;
+      const uint32_t offset = (key / kPanelKeys) * Tr::kHeadDimV * kPanelKeys + key % kPanelKeys;
+      wgmma_rs<T, Tr::kHeadDimV>(acc, p_frag[j], advance_descriptor(v_base, offset), 1u);
+    }
+  } else {
+    const uint64_t v_base =
+        smem_descriptor(v_tile, Tr::kBlockN * Tr::kSwizzle, 8 * Tr::kSwizzle, Tr::kSwizzleMode);
+#pragma unroll
+    for (int j = 0; j < Tr::kBlockN / 16; ++j) {
+      const uint64_t desc_v = advance_descriptor(v_base, j * 16 * Tr::kSwizzle);
+      wgmma_rs_mn<T, Tr::kHeadDimV>(acc, p_frag[j], desc_v, 1u);
+    }
   }
 }
 
@@ -84,11 +99,11 @@ class TurnRound {
 /// cluster that share every K and V slot (1: none).
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kCtas>
 struct Consumer {
-  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
   using Softmax = typename Tr::Softmax;
 
   const FwdParams& p;
-  const SmemLayout<kHeadDim, kBlockM, kBlockN>& smem;
+  const SmemLayout<T, kHeadDim, kBlockM, kBlockN>& smem;
   const TurnRound<Tr::kConsumers>& turns;
   int consumer, warp, lane;
 
@@ -96,7 +111,7 @@ struct Consumer {
   // fragment conversion of the sm80 path apply; the wgmma wrappers see them as flat arrays.
   float acc_o[1][Tr::kHeadDimV / 8][4];
   float acc_s[1][kBlockN / 8][4];
-  uint32_t p_frag[1][kBlockN / 16][4];
+  uint32_t p_frag[1][kBlockN / kPvStepKeys<T>][4];
   Softmax softmax;
 
   __device__ float (&o_flat())[Tr::kHeadDimV / 2] {
@@ -143,6 +158,10 @@ struct Consumer {
   __device__ void finish(const WorkTile& w) {
     float inv_sum[1][2], lse[1][2];
     softmax.finalize(p.shape.scale, inv_sum, lse);
+    if constexpr (Tr::kFp8) {
+      inv_sum[0][0] *= p.descale_v;
+      inv_sum[0][1] *= p.descale_v;
+    }
     if (w.partial >= 0) {
       store_partial<kBlockM, Tr::kHeadDimV>(p, w, consumer * 64 + warp * 16, acc_o, inv_sum, lse,
                                             lane);
@@ -280,7 +299,7 @@ struct Consumer {
     const uint32_t q_offset = consumer * 64 * Tr::kSwizzle;
     const int stride = static_cast<int>(gridDim.x);
     int unit = static_cast<int>(blockIdx.x);
-    WorkTile w = locate_work<kHeadDim, kBlockM, kBlockN>(p, unit);
+    WorkTile w = locate_work<T, kHeadDim, kBlockM, kBlockN>(p, unit);
     float correction[1][2];  // of a first block: O is zero, nothing to rescale
 
     // Prologue: S of the CTA's first tile alone.
@@ -289,11 +308,11 @@ struct Consumer {
     const int first_q = wait_for_q(q_ring);
     scores_alone(smem.q(first_q) + q_offset, ring, true, first_q);
     scores_to_probabilities(w, 0, correction, softmax);
-    acc_to_a_frags<T>(p_frag, acc_s);
+    pack_probabilities<T>(p_frag, acc_s);
 
     Softmax next_softmax;
     for (unit += stride; unit < p.num_units; unit += stride) {
-      const WorkTile next_w = locate_work<kHeadDim, kBlockM, kBlockN>(p, unit);
+      const WorkTile next_w = locate_work<T, kHeadDim, kBlockM, kBlockN>(p, unit);
       RingPosition<Tr::kStages> next{ring.index + 1};
       const int next_stage = next.stage();
       const int q_buffer = wait_for_q(q_ring);
@@ -309,7 +328,7 @@ struct Consumer {
       release_kv(smem.v_empty(stage));
       finish(w);
       softmax = next_softmax;
-      acc_to_a_frags<T>(p_frag, acc_s);
+      pack_probabilities<T>(p_frag, acc_s);
       w = next_w;
       ring = next;
       stage = next_stage;
@@ -341,9 +360,9 @@ struct Consumer {
 
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kCrossTile, int kCtas>
 __device__ __forceinline__ void consume(const FwdParams& p,
-                                        const SmemLayout<kHeadDim, kBlockM, kBlockN>& smem,
+                                        const SmemLayout<T, kHeadDim, kBlockM, kBlockN>& smem,
                                         int consumer) {
-  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
   const TurnRound<Tr::kConsumers> turns(consumer);
   turns.start();
   Consumer<T, kHeadDim, kBlockM, kBlockN, kCtas> c{p,
@@ -360,7 +379,7 @@ __device__ __forceinline__ void consume(const FwdParams& p,
   } else {
     for (int unit = static_cast<int>(blockIdx.x); unit < p.num_units;
          unit += static_cast<int>(gridDim.x)) {
-      const WorkTile w = locate_work<kHeadDim, kBlockM, kBlockN>(p, unit);
+      const WorkTile w = locate_work<T, kHeadDim, kBlockM, kBlockN>(p, unit);
       if (w.has_rows()) c.run(w, ring, q_ring);
     }
   }

@@ -120,16 +120,16 @@ __device__ __forceinline__ void store_columns_staged(const FwdParams& p, const W
   __syncwarp();
 }
 
-/// O through the staging buffer in rounds of kEpiloguePanels panels.
+/// O through the staging buffer in rounds of kEpiloguePanels panels (inputs T).
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, int... kRound>
 __device__ __forceinline__ void store_output_staged(
     const FwdParams& p, const WorkTile& w, int row0,
-    const float (&acc_o)[1][FwdTraits<kHeadDim, kBlockM, kBlockN>::kHeadDimV / 8][4],
+    const float (&acc_o)[1][FwdTraits<T, kHeadDim, kBlockM, kBlockN>::kHeadDimV / 8][4],
     const float (&inv_sum)[1][2], uint32_t buffer, int lane,
     std::integer_sequence<int, kRound...>) {
-  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
   constexpr int kRoundCols = Tr::kEpiloguePanels * 64;
-  (store_columns_staged<T, Tr::kHeadDimV, kRound * kRoundCols,
+  (store_columns_staged<typename Tr::Out, Tr::kHeadDimV, kRound * kRoundCols,
                         (Tr::kHeadDimV - kRound * kRoundCols < kRoundCols
                              ? Tr::kHeadDimV - kRound * kRoundCols
                              : kRoundCols)>(p, w, row0, acc_o, inv_sum, buffer, lane),
@@ -160,13 +160,14 @@ __device__ __forceinline__ void store_partial(const FwdParams& p, const WorkTile
 }
 
 /// Writes a warp's 16 rows of O (from row0; rows past q_len and columns past the head dim are
-/// never written) and their LSE. `buffer` is the warp's staging buffer where it has one.
+/// never written) and their LSE, for inputs T. `buffer` is the warp's staging buffer where it has
+/// one.
 template <typename T, int kHeadDim, int kBlockM, int kBlockN>
 __device__ __forceinline__ void store_output(
     const FwdParams& p, const WorkTile& w, int row0,
-    const float (&acc_o)[1][FwdTraits<kHeadDim, kBlockM, kBlockN>::kHeadDimV / 8][4],
+    const float (&acc_o)[1][FwdTraits<T, kHeadDim, kBlockM, kBlockN>::kHeadDimV / 8][4],
     const float (&inv_sum)[1][2], const float (&lse)[1][2], uint32_t buffer, int lane) {
-  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
   if constexpr (Tr::kEpiloguePanels > 0) {
     constexpr int kRoundCols = Tr::kEpiloguePanels * 64;
     // Opaque: the staging addresses are computed when the epilogue runs, not held through the
@@ -175,7 +176,7 @@ __device__ __forceinline__ void store_output(
         p, w, row0, acc_o, inv_sum, opaque(buffer), opaque(lane),
         std::make_integer_sequence<int, (Tr::kHeadDimV + kRoundCols - 1) / kRoundCols>{});
   } else {
-    store_output_direct<T, Tr::kHeadDimV>(p, w, row0, acc_o, inv_sum, lane);
+    store_output_direct<typename Tr::Out, Tr::kHeadDimV>(p, w, row0, acc_o, inv_sum, lane);
   }
   store_lse(p, w, row0, lse, lane);
 }

@@ -29,12 +29,12 @@ namespace flashvision::detail::sm90 {
 /// tiles (FwdParams::cross_tile). kCtas: the CTAs of a cluster that share K and V
 /// (FwdParams::kv_multicast), or 1.
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kCrossTile, int kCtas>
-__global__ void __launch_bounds__(FwdTraits<kHeadDim, kBlockM, kBlockN>::kThreads, 1)
+__global__ void __launch_bounds__(FwdTraits<T, kHeadDim, kBlockM, kBlockN>::kThreads, 1)
     fwd_kernel(const __grid_constant__ FwdParams p) {
-  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = ptx::smem_addr(smem_raw);
-  const SmemLayout<kHeadDim, kBlockM, kBlockN> smem{(raw + 1023u) & ~1023u};
+  const SmemLayout<T, kHeadDim, kBlockM, kBlockN> smem{(raw + 1023u) & ~1023u};
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
   if (threadIdx.x == 0) {
     // Every consumer warp releases a buffer once its wgmma have read it.
@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kBlockM, kBlockN>::kThread
       prefetch_tensor_map(&p.tmap_q);
       prefetch_tensor_map(&p.tmap_k);
       prefetch_tensor_map(&p.tmap_v);
-      produce<kHeadDim, kBlockM, kBlockN, kCtas>(p, smem);
+      produce<T, kHeadDim, kBlockM, kBlockN, kCtas>(p, smem);
     }
   } else {
     set_max_registers<Tr::kConsumerRegisters, true>();
@@ -124,8 +124,9 @@ int resident_clusters() {
 template <DType kDType, int kHeadDim, int kBlockM, int kBlockN, bool kCrossTile, int kCtas = 1>
 void launch_fwd(const FwdParams& params, void* stream) {
   using T = typename CudaElement<kDType>::type;
-  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
-  constexpr int kSmem = static_cast<int>(fwd_smem_bytes(kHeadDim, kBlockM, kBlockN));
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
+  constexpr int kSmem =
+      static_cast<int>(fwd_smem_bytes(kHeadDim, kBlockM, kBlockN, Tr::kElementBytes));
   constexpr auto kernel = &fwd_kernel<T, kHeadDim, kBlockM, kBlockN, kCrossTile, kCtas>;
   cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
              "cudaFuncSetAttribute (sm90 forward)");
@@ -147,7 +148,8 @@ void launch_fwd(const FwdParams& params, void* stream) {
 
 template <DType kDType, int kHeadDim, int kBlockM, int kBlockN>
 void run_fwd(const FwdParams& params, void* stream) {
-  if constexpr (fwd_multicast_compiled(kHeadDim, kBlockM, kBlockN)) {
+  // FP8's transposed V has no shared-load path (fp8_values.h).
+  if constexpr (kDType != DType::f8e4m3 && fwd_multicast_compiled(kHeadDim, kBlockM, kBlockN)) {
     if (params.kv_multicast) {
       return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, false, kKvMulticastCtas>(params,
                                                                                      stream);

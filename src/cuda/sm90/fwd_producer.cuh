@@ -13,10 +13,10 @@ namespace flashvision::detail::sm90 {
 
 /// Issues the TMA loads of one kRows-row tile, one box per column panel from column col0, all on
 /// `bar`.
-template <int kHeadDim, int kBlockM, int kBlockN, int kRows, int kPanels>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kRows, int kPanels>
 __device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap* map, int col0, int row,
                                           int head, int seq_coord, uint32_t bar) {
-  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
 #pragma unroll
   for (int panel = 0; panel < kPanels; ++panel) {
     tma_load_4d(dst + panel * kRows * Tr::kSwizzle, map, col0 + panel * Tr::kPanelCols, row, head,
@@ -26,10 +26,10 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap* map, 
 
 /// Issues the TMA loads of this CTA's share of the rows of a K or V block (kBlockN / kCtas rows
 /// from `row`) into the same panels of every CTA of the cluster, all on `bar`.
-template <int kHeadDim, int kBlockM, int kBlockN, int kCtas, int kPanels>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kCtas, int kPanels>
 __device__ __forceinline__ void load_shared_block(uint32_t dst, const CUtensorMap* map, int row,
                                                   int head, int seq_coord, uint32_t bar) {
-  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
   constexpr int kShareRows = kBlockN / kCtas;
   const uint32_t rank = cluster_rank();
   const uint32_t share = dst + rank * kShareRows * Tr::kSwizzle;
@@ -43,33 +43,55 @@ __device__ __forceinline__ void load_shared_block(uint32_t dst, const CUtensorMa
 
 /// A K or V block into the ring: loaded whole by this CTA, or (kCtas > 1) its share of the rows
 /// into every CTA of the cluster, from column col0 (a value slice's first column; 0 in clusters).
-template <int kHeadDim, int kBlockM, int kBlockN, int kCtas, int kPanels>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kCtas, int kPanels>
 __device__ __forceinline__ void load_key_block(uint32_t dst, const CUtensorMap* map, int col0,
                                                int row, int head, int seq_coord, uint32_t bar) {
   if constexpr (kCtas == 1) {
-    load_tile<kHeadDim, kBlockM, kBlockN, kBlockN, kPanels>(dst, map, col0, row, head, seq_coord,
-                                                            bar);
+    load_tile<T, kHeadDim, kBlockM, kBlockN, kBlockN, kPanels>(dst, map, col0, row, head, seq_coord,
+                                                               bar);
   } else {
-    load_shared_block<kHeadDim, kBlockM, kBlockN, kCtas, kPanels>(dst, map, row, head, seq_coord,
-                                                                  bar);
+    load_shared_block<T, kHeadDim, kBlockM, kBlockN, kCtas, kPanels>(dst, map, row, head, seq_coord,
+                                                                     bar);
   }
 }
 
-template <int kHeadDim, int kBlockM, int kBlockN, int kCtas>
+/// A block of V into the ring: as K is (load_key_block), or in FP8 from V transposed
+/// (FwdParams::tmap_v over [sequence][head][panel][D][kValuePanelKeys], fp8_values.h), a box of
+/// the tile's value columns a panel; `row`, the block's first key, is a multiple of kBlockN and
+/// so of the panel's keys (the FP8 forward is dense: a sequence's keys start at row 0).
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kCtas>
+__device__ __forceinline__ void load_value_block(uint32_t dst, const CUtensorMap* map, int col0,
+                                                 int row, int head, int seq_coord, uint32_t bar) {
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
+  if constexpr (Tr::kFp8) {
+    static_assert(kCtas == 1);
+    constexpr int kPanelKeys = Tr::kValuePanelKeys;
+#pragma unroll
+    for (int panel = 0; panel < kBlockN / kPanelKeys; ++panel) {
+      tma_load_5d(dst + panel * Tr::kHeadDimV * kPanelKeys, map, 0, col0, row / kPanelKeys + panel,
+                  head, seq_coord, bar);
+    }
+  } else {
+    load_key_block<T, kHeadDim, kBlockM, kBlockN, kCtas, Tr::kPanelsV>(dst, map, col0, row, head,
+                                                                       seq_coord, bar);
+  }
+}
+
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kCtas>
 __device__ __forceinline__ void produce(const FwdParams& p,
-                                        const SmemLayout<kHeadDim, kBlockM, kBlockN>& smem) {
-  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
+                                        const SmemLayout<T, kHeadDim, kBlockM, kBlockN>& smem) {
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
   RingPosition<Tr::kStages> ring;
   RingPosition<Tr::kQBuffers> q_ring;  // over the tiles whose Q was loaded
   for (int unit = static_cast<int>(blockIdx.x); unit < p.num_units;
        unit += static_cast<int>(gridDim.x)) {
-    const WorkTile w = locate_work<kHeadDim, kBlockM, kBlockN>(p, unit);
+    const WorkTile w = locate_work<T, kHeadDim, kBlockM, kBlockN>(p, unit);
     // Tiles without rows or keys load nothing (their consumers only write zeros).
     if (!w.has_rows() || w.n_blocks == 0) continue;
     const int q_buffer = q_ring.stage();
     mbarrier_wait(smem.q_empty(q_buffer), q_ring.parity() ^ 1);
     mbarrier_arrive_expect_tx(smem.q_full(q_buffer), Tr::kQBytes);
-    load_tile<kHeadDim, kBlockM, kBlockN, Tr::kBlockM, Tr::kPanels>(
+    load_tile<T, kHeadDim, kBlockM, kBlockN, Tr::kBlockM, Tr::kPanels>(
         smem.q(q_buffer), &p.tmap_q, 0, static_cast<int>(w.rows.q_begin) + w.m0, w.head,
         w.seq_coord, smem.q_full(q_buffer));
     ++q_ring.index;
@@ -80,11 +102,11 @@ __device__ __forceinline__ void produce(const FwdParams& p,
           static_cast<int>(w.rows.k_begin) + (w.n_block0 + w.n_blocks - 1 - j) * Tr::kBlockN;
       mbarrier_wait(smem.k_empty(stage), free_parity);
       mbarrier_arrive_expect_tx(smem.k_full(stage), Tr::kKBytes);
-      load_key_block<kHeadDim, kBlockM, kBlockN, kCtas, Tr::kPanels>(
+      load_key_block<T, kHeadDim, kBlockM, kBlockN, kCtas, Tr::kPanels>(
           smem.k(stage), &p.tmap_k, 0, key_row, w.head_kv, w.seq_coord, smem.k_full(stage));
       mbarrier_wait(smem.v_empty(stage), free_parity);
       mbarrier_arrive_expect_tx(smem.v_full(stage), Tr::kVBytes);
-      load_key_block<kHeadDim, kBlockM, kBlockN, kCtas, Tr::kPanelsV>(
+      load_value_block<T, kHeadDim, kBlockM, kBlockN, kCtas>(
           smem.v(stage), &p.tmap_v, w.v_col0, key_row, w.head_kv, w.seq_coord, smem.v_full(stage));
     }
   }

@@ -13,11 +13,16 @@
 
 namespace flashvision::detail::sm90 {
 
-/// Compile-time geometry of the forward kernel for one head-dim bucket and one of its tiles
-/// (tile_config.h: 128 rows with the long or the short key width, or the wide 192 rows).
-template <int kHeadDim, int kRowsPerBlock, int kKeysPerBlock>
+/// Compile-time geometry of the forward kernel for elements T (f16, bf16 or e4m3) of one
+/// head-dim bucket and one of its tiles (tile_config.h: 128 rows with the long or the short key
+/// width, the wide 192 rows, or the FP8 tile).
+template <typename T, int kHeadDim, int kRowsPerBlock, int kKeysPerBlock>
 struct FwdTraits {
-  static constexpr FwdTile kTile = fwd_tile(kHeadDim, kRowsPerBlock, kKeysPerBlock);
+  static constexpr int kElementBytes = static_cast<int>(sizeof(T));
+  /// FP8: V is read transposed ([D][keys], prepared on the host side, fp8_values.h), O is bf16.
+  static constexpr bool kFp8 = kElementBytes == 1;
+  using Out = typename FwdOutput<T>::type;
+  static constexpr FwdTile kTile = fwd_tile(kHeadDim, kRowsPerBlock, kKeysPerBlock, kElementBytes);
   static constexpr int kBlockM = kTile.block_m;
   static constexpr int kBlockN = kTile.block_n;
   static constexpr int kStages = kTile.stages;
@@ -31,53 +36,60 @@ struct FwdTraits {
   /// even; with three (the wide tiles) D = 64 -3..6 %, SDXL -2 % (not profiled: there the rescale
   /// delays passing the turn to one of two other warpgroups).
   static constexpr bool kRescaleDuringQk = kConsumers == 2;
-  static constexpr int kSwizzle = swizzle_bytes(kHeadDim);
+  static constexpr int kSwizzle = swizzle_bytes(kHeadDim, kElementBytes);
   static constexpr uint32_t kSwizzleMode = kSwizzle == 128 ? 1 : (kSwizzle == 64 ? 2 : 3);
   /// A tile is stored as kPanels column panels of rows x kSwizzle bytes (the TMA box and the
   /// wgmma swizzle atom width).
-  static constexpr int kPanelCols = kSwizzle / 2;
+  static constexpr int kPanelCols = kSwizzle / kElementBytes;
   static constexpr int kPanels = kHeadDim / kPanelCols;
   /// Columns of V (and O) one tile covers: above 256 (the widest wgmma N and the most O
   /// accumulators a thread can hold) each query block has a tile per 256-column slice.
   static constexpr int kHeadDimV = value_columns(kHeadDim);
   static constexpr int kValueSlices = value_slices(kHeadDim);
   static constexpr int kPanelsV = kHeadDimV / kPanelCols;
+  /// FP8: keys of a panel of the transposed V (a row of its swizzle) and that swizzle's mode.
+  static constexpr int kValuePanelKeys = fp8_value_panel_keys(kBlockN);
+  static constexpr uint32_t kValueSwizzleMode = kValuePanelKeys == 128 ? 1 : 2;
   /// Whether the online softmax moves a row's max only past a slack and skips O's rescale when no
   /// row of a warp moved it (OnlineSoftmax's kLazyMax). Measured on the H200 with the exact softmax
   /// on every block (bench/results/2026-11-30-s18, call 1, forward against main in alternated
   /// processes): D = 256 +4..7 %, D = 128 +1.4..1.9 %; D = 64 -1.4..-2.3 % (ViT-B/16, SDXL,
   /// N = 1024), where O's 32 columns a thread cost less to rescale than the vote and the test.
   /// Since the softmax without a per-score max, it decides only on the blocks that leave its fast
-  /// path (a row's first, and those that move the max) and on one-block tiles.
-  static constexpr bool kLazyMax = kHeadDimV >= 128;
+  /// path (a row's first, and those that move the max) and on one-block tiles. Not in FP8, whose
+  /// probabilities must stay below e4m3's largest value (kFp8ProbabilityLog2).
+  static constexpr bool kLazyMax = kHeadDimV >= 128 && !kFp8;
   /// Whether the mask skips the column tiles every row of a warp sees (score_mask.cuh): most of a
   /// one-block tile's (ViT-B/16's 197 keys in 208, 77 text tokens in 80). At D = 256 its branches
   /// made the cross-tile kernel, with two softmax states beside O, spill.
   static constexpr bool kMaskSkipsSeenTiles = kHeadDimV <= 128;
-  /// After a row's first key block, the softmax without a per-score max (stale_max_softmax.cuh).
-  using Softmax = StaleMaxSoftmax<1, kLazyMax>;
-  static constexpr uint32_t kQBytes = kBlockM * kHeadDim * 2;
-  static constexpr uint32_t kKBytes = kBlockN * kHeadDim * 2;
-  static constexpr uint32_t kVBytes = kBlockN * kHeadDimV * 2;
+  /// After a row's first key block, the softmax without a per-score max (stale_max_softmax.cuh);
+  /// in FP8 with probabilities scaled up by 2^kFp8ProbabilityLog2.
+  using Softmax = StaleMaxSoftmax<1, kLazyMax, kFp8 ? kFp8ProbabilityLog2 : 0>;
+  static constexpr uint32_t kQBytes = kBlockM * kHeadDim * kElementBytes;
+  static constexpr uint32_t kKBytes = kBlockN * kHeadDim * kElementBytes;
+  static constexpr uint32_t kVBytes = kBlockN * kHeadDimV * kElementBytes;
   /// 64-column panels of O a consumer warp stages for the epilogue (0: direct stores).
-  static constexpr int kEpiloguePanels = epilogue_panels(kHeadDim, kBlockM, kBlockN);
+  static constexpr int kEpiloguePanels = epilogue_panels(kHeadDim, kBlockM, kBlockN, kElementBytes);
   static constexpr uint32_t kStagingBytes = kEpiloguePanels * kStagingPanelBytes;
   static_assert(kBlockM == 64 * kConsumers && kBlockN % 16 == 0);
   static_assert(128 * (kProducerRegisters + kConsumers * kConsumerRegisters) <=
                 launch_registers(kThreads));
   static_assert(kHeadDim % kPanelCols == 0 && kHeadDimV % kPanelCols == 0);
-  static_assert(fwd_tile_exists(kHeadDim, kRowsPerBlock, kKeysPerBlock),
+  static_assert(fwd_tile_exists(kHeadDim, kRowsPerBlock, kKeysPerBlock, kElementBytes),
                 "a tile the bucket does not have (tile_config.h)");
+  // FP8: a block of V^T is panels of kHeadDimV rows of kValuePanelKeys keys.
+  static_assert(!kFp8 || kBlockN % kValuePanelKeys == 0);
   // Every panel starts 1024-byte aligned, where the swizzle patterns of TMA and the wgmma
   // descriptors (base offset 0) agree.
   static_assert(kBlockM * kSwizzle % 1024 == 0 && kBlockN * kSwizzle % 1024 == 0);
-  static_assert(fwd_smem_bytes(kHeadDim, kBlockM, kBlockN) <= kMaxSmemBytes);
+  static_assert(fwd_smem_bytes(kHeadDim, kBlockM, kBlockN, kElementBytes) <= kMaxSmemBytes);
 };
 
 /// Shared-window addresses of the tiles and barriers, from a 1024-byte aligned base.
-template <int kHeadDim, int kBlockM, int kBlockN>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN>
 struct SmemLayout {
-  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
   uint32_t base;
 
   static constexpr uint32_t kQAllBytes = Tr::kQBuffers * Tr::kQBytes;
@@ -134,9 +146,9 @@ struct WorkTile {
 
 /// The work unit with schedule index `unit`: a whole tile (numbered as fwd_tile_order.cuh says),
 /// or from split_tile0 on one key range of a tile.
-template <int kHeadDim, int kBlockM, int kBlockN>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN>
 __device__ __forceinline__ WorkTile locate_work(const FwdParams& p, int unit) {
-  using Tr = FwdTraits<kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
   const sm80::ShapeParams& s = p.shape;
   WorkTile t;
   // Computed for every unit and selected, not branched around: under a branch ptxas carried the

@@ -44,7 +44,11 @@ struct FwdParams {
   int split_cols = 0;  ///< columns of V and O (kHeadDimV)
   CUtensorMap tmap_q;  ///< box: one swizzle panel x kBlockM rows
   CUtensorMap tmap_k;  ///< box: one swizzle panel x kBlockN rows (a CTA's share with kv_multicast)
+  /// FP8: V transposed, [sequence][head][panel][D][panel keys] (fp8_values.h); box: a panel.
   CUtensorMap tmap_v;
+  /// FP8: the factor V's stored values stand for (O is normalized by it as well); Q's and K's
+  /// are in the softmax scale.
+  float descale_v = 1.0f;
 };
 
 /// Backward main-kernel parameters: the sm80 backward's (shapes, operands, workspaces, which the

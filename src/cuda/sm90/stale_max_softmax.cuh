@@ -21,27 +21,28 @@
 #include "cuda/common/online_softmax.cuh"
 #include "cuda/common/ptx.cuh"
 #include "cuda/common/warp_gemm.cuh"
+#include "cuda/sm90/p_fragments.cuh"
 
 namespace flashvision::detail::sm90 {
 
-template <int kMTiles, bool kLazyMax>
-struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax> {
-  using Base = OnlineSoftmax<kMTiles, kLazyMax>;
+/// kOffsetLog2: OnlineSoftmax's scale of the probabilities (FP8: p_fragments.cuh).
+template <int kMTiles, bool kLazyMax, int kOffsetLog2 = 0>
+struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2> {
+  using Base = OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2>;
   using Base::row_max;
   using Base::row_sum;
 
   /// Folds a block of scores in and writes its probabilities as the A fragments `p` of O += P V
-  /// (warp_gemm.cuh's acc_to_a_frags layout); `correction` receives the factors O must still be
+  /// (p_fragments.cuh); `correction` receives the factors O must still be
   /// multiplied by. `p` must not be in use by a GEMM in flight. `scores` is left holding the
   /// exponents (fast path) or the probabilities (exact path): either way, not scores any more.
   /// Returns whether O needs rescale() at all: not after the fast path, where every factor is 1,
   /// so that neither the lazy max's vote nor the multiplies of an exact one run on most blocks.
   /// The same for the whole warp.
   template <typename T, int kNTiles>
-  __device__ __forceinline__ bool update_and_pack(float (&scores)[kMTiles][kNTiles][4],
-                                                  uint32_t (&p)[kMTiles][kNTiles / 2][4],
-                                                  float scale_log2,
-                                                  float (&correction)[kMTiles][2]) {
+  __device__ __forceinline__ bool update_and_pack(
+      float (&scores)[kMTiles][kNTiles][4], uint32_t (&p)[kMTiles][kNTiles * 8 / kPvStepKeys<T>][4],
+      float scale_log2, float (&correction)[kMTiles][2]) {
     bool started = true;
 #pragma unroll
     for (int m = 0; m < kMTiles; ++m) {
@@ -54,7 +55,7 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax> {
       Base::update_scores(scores, scale_log2, correction);
     }
     // Both other paths leave the probabilities in `scores`: one conversion serves them.
-    acc_to_a_frags<T>(p, scores);
+    pack_probabilities<T>(p, scores);
     return true;
   }
 
@@ -65,7 +66,7 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax> {
   /// 2^8 (or is infinite), with `row_sum` untouched and `p` to be written again.
   template <typename T, int kNTiles>
   __device__ __forceinline__ bool exponents_against_stale_max(
-      float (&scores)[kMTiles][kNTiles][4], uint32_t (&p)[kMTiles][kNTiles / 2][4],
+      float (&scores)[kMTiles][kNTiles][4], uint32_t (&p)[kMTiles][kNTiles * 8 / kPvStepKeys<T>][4],
       float scale_log2, float (&correction)[kMTiles][2]) {
     // correction holds each row's block sum until the check: no other register to keep it in.
     bool over = false;
@@ -73,7 +74,7 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax> {
     for (int m = 0; m < kMTiles; ++m) {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        const float max_scaled = row_max[m][half] * scale_log2;
+        const float max_scaled = row_max[m][half] * scale_log2 - kOffsetLog2;
         float sum = 0.0f;
 #pragma unroll
         for (int n = 0; n < kNTiles; ++n) {
@@ -85,7 +86,7 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax> {
           const float p1 = ptx::exp2_approx(x1);
           sum += p0;
           sum += p1;
-          p[m][n / 2][(n % 2) * 2 + half] = ptx::pack2<T>(p0, p1);
+          put_probability_pair<T>(p[m], n, half, p0, p1);
         }
         correction[m][half] = sum;
         // Not for NaN (a NaN score stays NaN in O, as on the exact path); yes for infinity.
@@ -121,7 +122,8 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax> {
         }
         largest = fmaxf(largest, __shfl_xor_sync(0xffffffffu, largest, 1));
         largest = fmaxf(largest, __shfl_xor_sync(0xffffffffu, largest, 2));
-        const float shift = largest > kMaxSlackLog2 ? largest : 0.0f;
+        // Past the slack, the max moves so that the largest probability is 2^kOffsetLog2.
+        const float shift = largest > kMaxSlackLog2 ? largest - kOffsetLog2 : 0.0f;
         float sum = 0.0f;
 #pragma unroll
         for (int n = 0; n < kNTiles; ++n) {

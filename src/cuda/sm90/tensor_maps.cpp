@@ -40,8 +40,18 @@ CUtensorMapSwizzle swizzle_mode(int bytes) {
 
 /// Byte stride of a dimension for the map. A dimension of extent 1 is never stepped along, but
 /// the driver still wants a non-zero multiple of 16, so it gets the distance past the last element.
-uint64_t map_stride(int64_t extent, int64_t stride_elems, uint64_t past_end) {
-  return extent == 1 ? past_end : static_cast<uint64_t>(stride_elems) * 2;
+uint64_t map_stride(int64_t extent, int64_t stride_elems, int64_t element_bytes,
+                    uint64_t past_end) {
+  return extent == 1 ? past_end : static_cast<uint64_t>(stride_elems * element_bytes);
+}
+
+CUtensorMapDataType map_data_type(DType dtype) {
+  switch (dtype) {
+    case DType::bf16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case DType::f16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case DType::f8e4m3: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    default: throw Error(std::string("sm90: no tensor map of ") + to_string(dtype) + " operands");
+  }
 }
 
 }  // namespace
@@ -51,7 +61,9 @@ const char* tensor_map_problem(const OperandGeometry& g) {
   const int64_t strides[3] = {g.row_stride, g.head_stride, g.seq_stride};
   for (int i = 0; i < 3; ++i) {
     if (extents[i] > 1 && strides[i] <= 0) return "a broadcast (zero) or negative stride";
-    if (extents[i] > 1 && (strides[i] * 2) % 16 != 0) return "a stride that is not 16-byte aligned";
+    if (extents[i] > 1 && (strides[i] * static_cast<int64_t>(element_size(g.dtype))) % 16 != 0) {
+      return "a stride that is not 16-byte aligned";
+    }
   }
   return nullptr;
 }
@@ -61,26 +73,49 @@ CUtensorMap make_tensor_map(const OperandGeometry& g, int box_cols, int box_rows
   const uint64_t last = static_cast<uint64_t>((g.rows - 1) * g.row_stride +
                                               (g.heads - 1) * g.head_stride +
                                               (g.seqs - 1) * g.seq_stride + g.head_dim);
-  const uint64_t past_end = (last * 2 + 15) / 16 * 16;
+  const auto element_bytes = static_cast<int64_t>(element_size(g.dtype));
+  const uint64_t past_end = (last * element_bytes + 15) / 16 * 16;
   cuuint64_t dims[4] = {static_cast<cuuint64_t>(g.head_dim), static_cast<cuuint64_t>(g.rows),
                         static_cast<cuuint64_t>(g.heads), static_cast<cuuint64_t>(g.seqs)};
-  cuuint64_t strides[3] = {map_stride(g.rows, g.row_stride, past_end),
-                           map_stride(g.heads, g.head_stride, past_end),
-                           map_stride(g.seqs, g.seq_stride, past_end)};
+  cuuint64_t strides[3] = {map_stride(g.rows, g.row_stride, element_bytes, past_end),
+                           map_stride(g.heads, g.head_stride, element_bytes, past_end),
+                           map_stride(g.seqs, g.seq_stride, element_bytes, past_end)};
   cuuint32_t box[4] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows), 1, 1};
   cuuint32_t element_strides[4] = {1, 1, 1, 1};
   CUtensorMap map{};
   const CUresult result = encode_function()(
-      &map,
-      g.dtype == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-      4, const_cast<void*>(g.data), dims, strides, box, element_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle_mode(swizzle_bytes), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      &map, map_data_type(g.dtype), 4, const_cast<void*>(g.data), dims, strides, box,
+      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle_mode(swizzle_bytes),
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS) {
     throw Error("sm90: cuTensorMapEncodeTiled rejected a tensor map (CUresult " +
                 std::to_string(static_cast<int>(result)) + ", dims " + std::to_string(g.head_dim) +
                 "x" + std::to_string(g.rows) + "x" + std::to_string(g.heads) + "x" +
                 std::to_string(g.seqs) + ")");
+  }
+  return map;
+}
+
+CUtensorMap make_fp8_values_map(const void* data, int64_t panel_keys, int64_t head_dim,
+                                int64_t panels, int64_t heads, int64_t seqs, int box_rows) {
+  cuuint64_t dims[5] = {static_cast<cuuint64_t>(panel_keys), static_cast<cuuint64_t>(head_dim),
+                        static_cast<cuuint64_t>(panels), static_cast<cuuint64_t>(heads),
+                        static_cast<cuuint64_t>(seqs)};
+  // Bytes, as elements are: panel_keys is 64 or 128, so every stride is a multiple of 16.
+  cuuint64_t strides[4] = {static_cast<cuuint64_t>(panel_keys)};
+  for (int i = 1; i < 4; ++i) strides[i] = strides[i - 1] * dims[i];
+  cuuint32_t box[5] = {static_cast<cuuint32_t>(panel_keys), static_cast<cuuint32_t>(box_rows), 1, 1,
+                       1};
+  cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
+  CUtensorMap map{};
+  const CUresult result = encode_function()(
+      &map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 5, const_cast<void*>(data), dims, strides, box,
+      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle_mode(static_cast<int>(panel_keys)),
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (result != CUDA_SUCCESS) {
+    throw Error("sm90: cuTensorMapEncodeTiled rejected the FP8 forward's V map (CUresult " +
+                std::to_string(static_cast<int>(result)) + ", panels of " +
+                std::to_string(panel_keys) + " keys, " + std::to_string(panels) + " panels)");
   }
   return map;
 }

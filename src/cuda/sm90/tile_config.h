@@ -18,10 +18,12 @@ constexpr int head_dim_bucket(long long head_dim) {
   return 0;
 }
 
-/// Width in bytes of the shared-memory swizzle (and TMA box rows) of a bucket: the widest of 128,
-/// 64 and 32 bytes that divides a row, so that 48 and 80 need no padding to 64 or 128 columns.
-constexpr int swizzle_bytes(int bucket) {
-  return bucket % 64 == 0 ? 128 : (bucket % 32 == 0 ? 64 : 32);
+/// Width in bytes of the shared-memory swizzle (and TMA box rows) of a bucket whose elements have
+/// `element_bytes` bytes (2: f16 and bf16, 1: e4m3): the widest of 128, 64 and 32 bytes that
+/// divides a row, so that 48 and 80 need no padding to 64 or 128 columns.
+constexpr int swizzle_bytes(int bucket, int element_bytes = 2) {
+  const int row_bytes = bucket * element_bytes;
+  return row_bytes % 128 == 0 ? 128 : (row_bytes % 64 == 0 ? 64 : 32);
 }
 
 /// Columns of V and O one tile covers for a bucket.
@@ -135,18 +137,51 @@ constexpr int fwd_text_bucket(int bucket, long long max_seqlen_k) {
   return bucket == 48 && max_seqlen_k <= text_block_n(64) ? 64 : bucket;
 }
 
-/// The bucket's tile with `block_m` query rows and `block_n` keys per step; every tile of a bucket
-/// has its stages.
-constexpr FwdTile fwd_tile(int bucket, int block_m, int block_n) {
-  FwdTile t = fwd_tile(bucket);
+/// Whether the FP8 (e4m3) forward serves the bucket: head dims that are whole 16-byte TMA rows up
+/// to 256, in buckets 64, 128 and 256 (one wgmma k-step of S = Q K is 32 of them).
+constexpr bool fp8_bucket(int bucket) { return bucket == 64 || bucket == 128 || bucket == 256; }
+
+/// Keys per step of the FP8 forward's tiles of a bucket. Its P V takes V transposed ([D][keys]:
+/// fp8 wgmma reads both operands K-major), stored as panels of D rows of fp8_value_panel_keys
+/// keys. 192 at D = 128, where S, P and O of 192 keys fit a consumer's 240 registers and the
+/// GEMMs of a block run twice as fast as in bf16, so its fixed costs weigh twice as much; 128 at
+/// D = 64 (whose wide tile's consumers have 160 registers) and D = 256 (O's 128 registers).
+constexpr int fp8_block_n(int bucket) { return bucket == 128 ? 192 : 128; }
+
+/// Keys of a panel of the FP8 forward's transposed V: one row of the widest swizzle (128 or 64
+/// bytes) that divides the block.
+constexpr int fp8_value_panel_keys(int block_n) { return block_n % 128 == 0 ? 128 : 64; }
+
+/// The FP8 forward's tile of a bucket with `block_m` rows: fp8_block_n keys, and as many K/V
+/// stages as fit with O's staging (a stage is half of a 16-bit one's bytes). Its rows are the
+/// 16-bit forward's choice at that width (fwd_block_m): 128, or the wide 192 at D = 64, where the
+/// softmax bounds the tile as in bf16.
+constexpr FwdTile fp8_fwd_tile(int bucket, int block_m = 128) {
+  return {block_m, fp8_block_n(bucket), bucket <= 128 ? 3 : 2};
+}
+
+/// Whether the FP8 forward of the bucket has a tile of `block_m` rows: 128, and the wide rows
+/// where the 16-bit forward's wide tile applies at fp8_block_n keys.
+constexpr bool fp8_tile_rows(int bucket, int block_m) {
+  return block_m == 128 || (block_m != 0 && block_m == wide_block_m(bucket) &&
+                            wide_block_n(bucket) == fp8_block_n(bucket));
+}
+
+/// The bucket's tile with `block_m` query rows and `block_n` keys per step for elements of
+/// `element_bytes` bytes; every 16-bit tile of a bucket has its stages.
+constexpr FwdTile fwd_tile(int bucket, int block_m, int block_n, int element_bytes = 2) {
+  FwdTile t = element_bytes == 1 ? fp8_fwd_tile(bucket, block_m) : fwd_tile(bucket);
   t.block_m = block_m;
   t.block_n = block_n;
   return t;
 }
 
 /// Whether the bucket has that tile: 128 rows with its long, second, short or text key width, or
-/// its wide rows with the wide tile's width.
-constexpr bool fwd_tile_exists(int bucket, int block_m, int block_n) {
+/// its wide rows with the wide tile's width; in FP8 (`element_bytes` 1) one of its FP8 tiles.
+constexpr bool fwd_tile_exists(int bucket, int block_m, int block_n, int element_bytes = 2) {
+  if (element_bytes == 1) {
+    return fp8_bucket(bucket) && fp8_tile_rows(bucket, block_m) && block_n == fp8_block_n(bucket);
+  }
   const int long_n = fwd_tile(bucket).block_n;
   const int second_n = second_block_n(bucket);
   const int short_n = short_block_n(bucket);
@@ -349,15 +384,17 @@ constexpr int fwd_q_buffers(int bucket, int block_m, int block_n) {
   return block_m == kNarrowBlockM && block_n == text_block_n(bucket) ? 2 : 1;
 }
 
-/// Bytes of the pipeline of a tile: its Q buffers, the K and V stages, the barriers, and 1 KiB of
-/// slack to align the swizzled tiles to 1024 bytes (the 128-byte swizzle pattern's period).
-constexpr std::size_t fwd_pipeline_bytes(int bucket, int block_m, int block_n) {
-  const FwdTile t = fwd_tile(bucket, block_m, block_n);
+/// Bytes of the pipeline of a tile of `element_bytes` elements: its Q buffers, the K and V stages,
+/// the barriers, and 1 KiB of slack to align the swizzled tiles to 1024 bytes (the 128-byte
+/// swizzle pattern's period).
+constexpr std::size_t fwd_pipeline_bytes(int bucket, int block_m, int block_n,
+                                         int element_bytes = 2) {
+  const FwdTile t = fwd_tile(bucket, block_m, block_n, element_bytes);
   const int q_buffers = fwd_q_buffers(bucket, block_m, block_n);
   const std::size_t tiles =
       (static_cast<std::size_t>(q_buffers * t.block_m + t.stages * t.block_n) * bucket +
        static_cast<std::size_t>(t.stages) * t.block_n * value_columns(bucket)) *
-      2;
+      element_bytes;
   return tiles + barrier_bytes(q_buffers, t.stages) + 1024;
 }
 
@@ -371,28 +408,28 @@ constexpr int wanted_epilogue_panels(int bucket) {
   return bucket == 64 ? 0 : (value_columns(bucket) + 63) / 64;
 }
 
-/// Bytes of the O staging buffers of all consumer warps with `panels` panels each.
-constexpr std::size_t staging_bytes(int bucket, int block_m, int block_n, int panels) {
-  return static_cast<std::size_t>(panels) * fwd_tile(bucket, block_m, block_n).consumers() * 4 *
-         kStagingPanelBytes;
+/// Bytes of the O staging buffers of all consumer warps with `panels` panels each (O is 16-bit
+/// whatever the inputs are).
+constexpr std::size_t staging_bytes(int block_m, int panels) {
+  return static_cast<std::size_t>(panels) * (block_m / 64) * 4 * kStagingPanelBytes;
 }
 
 /// 64-column panels of O each consumer warp stages in shared memory so that the epilogue writes
 /// whole 16-byte chunks of rows: as many as O has, or as fit next to the pipeline (O then passes
 /// through in several rounds). 0 where nothing fits (D = 256 and 512), which keeps the direct
 /// stores from the accumulators, and at bucket 64 (wanted_epilogue_panels).
-constexpr int epilogue_panels(int bucket, int block_m, int block_n) {
+constexpr int epilogue_panels(int bucket, int block_m, int block_n, int element_bytes = 2) {
   const int wanted = wanted_epilogue_panels(bucket);
-  const std::size_t per_panel = staging_bytes(bucket, block_m, block_n, 1);
-  const int fitting =
-      static_cast<int>((kMaxSmemBytes - fwd_pipeline_bytes(bucket, block_m, block_n)) / per_panel);
+  const std::size_t per_panel = staging_bytes(block_m, 1);
+  const int fitting = static_cast<int>(
+      (kMaxSmemBytes - fwd_pipeline_bytes(bucket, block_m, block_n, element_bytes)) / per_panel);
   return wanted < fitting ? wanted : fitting;
 }
 
 /// Dynamic shared memory of the forward tile: the pipeline and the consumer warps' O staging.
-constexpr std::size_t fwd_smem_bytes(int bucket, int block_m, int block_n) {
-  return fwd_pipeline_bytes(bucket, block_m, block_n) +
-         staging_bytes(bucket, block_m, block_n, epilogue_panels(bucket, block_m, block_n));
+constexpr std::size_t fwd_smem_bytes(int bucket, int block_m, int block_n, int element_bytes = 2) {
+  return fwd_pipeline_bytes(bucket, block_m, block_n, element_bytes) +
+         staging_bytes(block_m, epilogue_panels(bucket, block_m, block_n, element_bytes));
 }
 
 }  // namespace flashvision::detail::sm90

@@ -1,0 +1,199 @@
+"""flashvision.attention_fp8 and the bench's flashvision-fp8 row: argument errors and the bench
+helpers everywhere; the FP8 forward itself against a float64 reference of the dequantized inputs
+on a Hopper GPU (skipped elsewhere)."""
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import flashvision  # noqa: E402
+import fv_torch_reference as tref  # noqa: E402
+from flashvision.bench import impls, records  # noqa: E402
+
+FP8 = torch.float8_e4m3fn
+E4M3_MAX = 448.0
+
+
+def _quantized(gen, shape, device="cpu", amax=3.0):
+    """(x8, descale, x): a random tensor x and its per-tensor e4m3 quantization."""
+    x = torch.randn(shape, generator=gen).clamp(-amax, amax)
+    descale = x.abs().max().item() / E4M3_MAX
+    return (x / descale).to(FP8).to(device), descale, x
+
+
+@pytest.fixture
+def gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def _fp8_qkv(gen, device="cpu", shape=(1, 16, 2, 64)):
+    return [_quantized(gen, shape, device)[0] for _ in range(3)]
+
+
+def test_numpy_arrays_are_a_type_error():
+    q = np.ones((1, 4, 2, 16), np.float32)
+    with pytest.raises(TypeError, match="numpy has no float8"):
+        flashvision.attention_fp8(q, q, q)
+
+
+def test_attention_points_fp8_tensors_to_attention_fp8(gen):
+    with pytest.raises(TypeError, match="flashvision.attention_fp8"):
+        flashvision.attention(*_fp8_qkv(gen))
+
+
+def test_cpu_tensors_are_refused_naming_the_hopper_forward(gen):
+    with pytest.raises(ValueError, match=r"q.dtype is f8e4m3 .*cpu.*cuda-sm90"):
+        flashvision.attention_fp8(*_fp8_qkv(gen))
+
+
+@pytest.mark.parametrize("name", ["descale_q", "descale_k", "descale_v"])
+@pytest.mark.parametrize("value, error, pattern", [
+    (True, TypeError, "must be a float, got bool"),
+    ("1", TypeError, "must be a float, got str"),
+    (0.0, ValueError, "is 0.0; expected a finite number > 0"),
+    (-2.0, ValueError, "is -2.0; expected"),
+    (math.inf, ValueError, "is inf; expected"),
+    (math.nan, ValueError, "is nan; expected"),
+])
+def test_bad_descales_name_the_argument(gen, name, value, error, pattern):
+    with pytest.raises(error, match=f"^{name} {pattern}"):
+        flashvision.attention_fp8(*_fp8_qkv(gen), **{name: value})
+
+
+def test_the_layout_and_rank_are_checked(gen):
+    q, k, v = _fp8_qkv(gen)
+    with pytest.raises(ValueError, match="layout"):
+        flashvision.attention_fp8(q, k, v, layout="sbhd")
+    with pytest.raises(ValueError, match="q"):
+        flashvision.attention_fp8(q[0], k[0], v[0])
+
+
+def test_fp8_is_run_only_when_asked_for():
+    assert "flashvision-fp8" not in impls.impls_for("cuda")
+    assert impls.impls_for("cuda", opt_in=True)[:2] == ("flashvision", "flashvision-fp8")
+    assert "flashvision-fp8" not in impls.impls_for("cpu", opt_in=True)
+
+
+def test_the_fp8_row_is_never_a_peer():
+    def record(impl, ms):
+        return {"case": "c", "pass": "fwd", "impl": impl, "ms": ms}
+
+    rows = [record("flashvision", 2.0), record("flashvision-fp8", 1.0), record("sdpa-cudnn", 3.0)]
+    assert records.best_peer(rows, "c", "fwd")["impl"] == "sdpa-cudnn"
+    assert records.speedup(rows, "c", "fwd") == (1.5, "sdpa-cudnn")
+    assert records.speedup(rows, "c", "fwd", "flashvision-fp8") == (3.0, "sdpa-cudnn")
+
+
+def test_the_fp8_row_quantizes_its_input_sets_before_any_call(monkeypatch):
+    # A graph capture cannot read an amax back to the host: the sets are quantized up front.
+    seen = []
+    monkeypatch.setattr(impls, "quantize_fp8", lambda x: seen.append(x) or (x, 1.0))
+    sets = [SimpleNamespace(q=torch.ones(1), k=torch.ones(1), v=torch.ones(1)) for _ in range(3)]
+    impls.forward_fn("flashvision-fp8", 0.125, sets)
+    assert [id(x) for x in seen] == [id(x) for s in sets for x in (s.q, s.k, s.v)]
+
+
+def test_quantize_fp8_scales_the_largest_magnitude_to_448(gen):
+    x = torch.randn((3, 5, 7), generator=gen) * 5
+    x8, descale = impls.quantize_fp8(x)
+    assert x8.dtype == FP8
+    assert descale == pytest.approx(x.abs().max().item() / E4M3_MAX)
+    assert x8.float().abs().max().item() == E4M3_MAX
+    # e4m3 keeps 3 mantissa bits: a relative rounding error of at most 2^-4 on normal values.
+    normal = x.abs() > 2 ** -6 * descale
+    error = (x8.float() * descale - x).abs()[normal] / x.abs()[normal]
+    assert error.max().item() <= 2 ** -4 + 1e-6
+
+
+def _why_no_fp8_forward():
+    """Why the FP8 forward cannot run here, or None."""
+    if not torch.cuda.is_available():
+        return "no CUDA GPU"
+    if torch.cuda.get_device_capability() != (9, 0):
+        return "the FP8 forward needs a Hopper (sm_90) GPU"
+    if "cuda-sm90" not in flashvision.compiled_backends():
+        return "flashvision was built without the Hopper backend"
+    return None
+
+
+WHY_NO_FP8_FORWARD = _why_no_fp8_forward()
+needs_fp8_forward = pytest.mark.skipif(WHY_NO_FP8_FORWARD is not None,
+                                       reason=WHY_NO_FP8_FORWARD or "")
+
+
+def _reference(quantized, layout, causal=False, scale=None):
+    """float64 attention of the dequantized tensors (q, k, v as float64)."""
+    q, k, v = (x8.to(torch.float64) * s for x8, s, _ in quantized)
+    attend = tref.attention_bhsd if layout == "bhsd" else tref.attention_bshd
+    return attend(q, k, v, scale=scale, causal=causal)
+
+
+def _assert_fp8_close(out, expected, what):
+    """Within 5 % of the output's largest magnitude: the probabilities are rounded to e4m3 (3
+    mantissa bits) before the second GEMM."""
+    assert out.dtype == torch.bfloat16
+    assert not torch.isnan(out).any(), f"{what}: NaN (an element left unwritten?)"
+    bound = 0.05 * expected.abs().max().item()
+    tref.assert_close(out, expected, bound, 0, what)
+
+
+FP8_SHAPES = [  # (B, H, Hkv, Nq, Nk, D)
+    (2, 4, 4, 197, 197, 64),
+    (1, 4, 2, 300, 77, 128),
+    (1, 2, 1, 1000, 1000, 128),
+    (1, 2, 2, 129, 255, 256),
+    (3, 3, 3, 64, 90, 80),
+]
+
+
+@pytest.mark.cuda
+@needs_fp8_forward
+@pytest.mark.parametrize("layout", ["bshd", "bhsd"])
+@pytest.mark.parametrize("shape", FP8_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_forward_matches_the_dequantized_reference(gen, shape, layout):
+    b, h, hkv, nq, nk, d = shape
+    q_shape, kv_shape = ((b, h, nq, d), (b, hkv, nk, d)) if layout == "bhsd" else \
+        ((b, nq, h, d), (b, nk, hkv, d))
+    quantized = [_quantized(gen, s, "cuda") for s in (q_shape, kv_shape, kv_shape)]
+    (q8, sq, _), (k8, sk, _), (v8, sv, _) = quantized
+    out, lse = flashvision.attention_fp8(q8, k8, v8, descale_q=sq, descale_k=sk, descale_v=sv,
+                                         layout=layout, return_lse=True)
+    expected = _reference(quantized, layout).cpu()
+    _assert_fp8_close(out, expected, "out")
+    assert out.shape == q8.shape
+    assert lse.shape == (b, h, nq) and lse.dtype == torch.float32
+    q, k, v = (x8.to(torch.float64) * s for x8, s, _ in quantized)
+    if layout == "bshd":
+        q, k = q.transpose(1, 2), k.transpose(1, 2)
+    k = k.repeat_interleave(h // hkv, dim=1)
+    expected_lse = torch.logsumexp(q @ k.transpose(-1, -2) / math.sqrt(d), dim=-1).cpu()
+    tref.assert_close(lse, expected_lse, 2e-3, 2e-3, "lse")
+
+
+@pytest.mark.cuda
+@needs_fp8_forward
+def test_causal_and_scale(gen):
+    quantized = [_quantized(gen, (1, 256, 2, 64), "cuda") for _ in range(3)]
+    (q8, sq, _), (k8, sk, _), (v8, sv, _) = quantized
+    out = flashvision.attention_fp8(q8, k8, v8, descale_q=sq, descale_k=sk, descale_v=sv,
+                                    causal=True, scale=0.3)
+    _assert_fp8_close(out, _reference(quantized, "bshd", causal=True, scale=0.3).cpu(), "out")
+
+
+@pytest.mark.cuda
+@needs_fp8_forward
+def test_under_torch_compile(gen):
+    quantized = [_quantized(gen, (2, 4, 150, 128), "cuda") for _ in range(3)]
+    (q8, sq, _), (k8, sk, _), (v8, sv, _) = quantized
+
+    @torch.compile(fullgraph=True)
+    def attend(q, k, v):
+        return flashvision.attention_fp8(q, k, v, descale_q=sq, descale_k=sk, descale_v=sv,
+                                         layout="bhsd")
+
+    out = attend(q8, k8, v8)
+    _assert_fp8_close(out, _reference(quantized, "bhsd").cpu(), "out under torch.compile")
