@@ -246,10 +246,11 @@ AttentionCase dense_case(DType dtype, int64_t seqlen_q, int64_t seqlen_k, int64_
 
 Tolerance output_tolerance(DType dtype) {
   switch (dtype) {
-    // e4m3 probabilities carry 3 mantissa bits (a relative error up to 2^-4 each), the bf16
-    // output 8. Their errors follow the terms p |v| (about 0.8 for normal V), not the output,
-    // which long random rows average down (max|out| 0.29 over 1000 keys): hence the floor.
-    case DType::f8e4m3: return {1e-3, 4e-2, 0.5};
+    // e4m3 probabilities carry 3 mantissa bits: each is off by up to 2^-4 of itself, which a
+    // row that a few keys dominate passes on to O (5 % seen on the H200). The errors follow the
+    // terms p |v| (about 0.8 for normal V), not O, which long random rows average down (max|O|
+    // 0.29 over 1000 keys): hence the floor.
+    case DType::f8e4m3: return {1e-3, 6.25e-2, 0.5};
     case DType::bf16: return {1e-3, 2e-2};
     case DType::f16: return {2e-4, 5e-3};
     default: return {1e-6, 2e-5};

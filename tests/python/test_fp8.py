@@ -133,11 +133,12 @@ def _reference(quantized, layout, causal=False, scale=None):
 
 
 def _assert_fp8_close(out, expected, what):
-    """Within 5 % of the output's largest magnitude: the probabilities are rounded to e4m3 (3
-    mantissa bits) before the second GEMM."""
+    """Within 2^-4 of the output's scale, at least 0.5: the probabilities are rounded to e4m3 (3
+    mantissa bits) before the second GEMM, and their errors follow the terms p |v| rather than
+    the output that long random rows average down (as the C++ tests' tolerance)."""
     assert out.dtype == torch.bfloat16
     assert not torch.isnan(out).any(), f"{what}: NaN (an element left unwritten?)"
-    bound = 0.05 * expected.abs().max().item()
+    bound = 1e-3 + 2 ** -4 * max(expected.abs().max().item(), 0.5)
     tref.assert_close(out, expected, bound, 0, what)
 
 
@@ -197,3 +198,4 @@ def test_under_torch_compile(gen):
 
     out = attend(q8, k8, v8)
     _assert_fp8_close(out, _reference(quantized, "bhsd").cpu(), "out under torch.compile")
+
