@@ -1118,6 +1118,18 @@ sm90::FwdTile sm90_fp8_forward_tile(const Problem& p, int bucket, int sm_count) 
                             sm90::fp8_tile_rows(bucket, block_m) ? block_m : sm90::kNarrowBlockM);
 }
 
+/// The sm90 forward's schedule of `params.num_tiles` tiles with `split`, the divisors that place
+/// a unit's tile, and whether one-block tiles load the next tile's Q during this one.
+void schedule_forward_tiles(sm90::FwdParams& params, const Problem& p, const sm90::FwdTile& tile,
+                            int bucket, int sm_count, const FwdSplit& split) {
+  set_forward_schedule(params, split, tile, bucket, sm_count);
+  params.m_blocks_divisor = FastDivisor(params.num_m_blocks);
+  params.heads_divisor = FastDivisor(p.heads);
+  params.group_divisor = FastDivisor(params.shape.group);
+  params.split_parts_divisor = FastDivisor(params.split_parts);
+  params.cross_tile = sm90_cross_tile(p, params, tile) ? 1 : 0;
+}
+
 /// The FP8 forward: V transposed into a stream-ordered workspace (fp8_values.h), then the kernel
 /// of the bucket's FP8 tile, which reads Q and K as the 16-bit forward does and writes bf16 O.
 void forward_sm90_fp8(const Problem& p) {
@@ -1129,13 +1141,8 @@ void forward_sm90_fp8(const Problem& p) {
   params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, tile.block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
   params.num_tiles = static_cast<int>(sm90_forward_tiles(p, bucket, tile.block_m));
-  set_forward_schedule(params, sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count),
-                       tile, bucket, sm_count);
-  params.m_blocks_divisor = FastDivisor(params.num_m_blocks);
-  params.heads_divisor = FastDivisor(p.heads);
-  params.group_divisor = FastDivisor(params.shape.group);
-  params.split_parts_divisor = FastDivisor(params.split_parts);
-  params.cross_tile = sm90_cross_tile(p, params, tile) ? 1 : 0;
+  schedule_forward_tiles(params, p, tile, bucket, sm_count,
+                         sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count));
   params.descale_v = p.descale_v;
   const int swizzle = sm90::swizzle_bytes(bucket, 1);
   params.tmap_q = sm90::make_tensor_map(geometry(p, p.q, false), swizzle, tile.block_m, swizzle);
@@ -1176,12 +1183,7 @@ void forward_sm90(const Problem& p) {
   const FwdSplit split = multicast
                              ? FwdSplit{1, static_cast<int>(ceil_div(p.seqlen_k, tile.block_n))}
                              : sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
-  set_forward_schedule(params, split, tile, bucket, sm_count);
-  params.m_blocks_divisor = FastDivisor(params.num_m_blocks);
-  params.heads_divisor = FastDivisor(p.heads);
-  params.group_divisor = FastDivisor(params.shape.group);
-  params.split_parts_divisor = FastDivisor(params.split_parts);
-  params.cross_tile = sm90_cross_tile(p, params, tile) ? 1 : 0;
+  schedule_forward_tiles(params, p, tile, bucket, sm_count, split);
   params.kv_multicast = multicast ? 1 : 0;
   const int swizzle = sm90::swizzle_bytes(bucket);
   params.tmap_q =
