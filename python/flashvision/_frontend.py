@@ -77,9 +77,6 @@ def attention(q, k, v, *, scale=None, causal=False, layout="bshd", return_lse=Fa
     if framework == "torch":
         from .torch import _functional
 
-        if q.dtype == _functional.FLOAT8:
-            raise TypeError("q is float8_e4m3fn: FP8 attention is flashvision.attention_fp8, "
-                            "which takes the tensors' descale factors")
         out, lse = _functional.forward(q, k, v, scale=scale, causal=causal, need_lse=return_lse)
     else:
         b, n, h, _ = q.shape

@@ -40,9 +40,14 @@ def test_numpy_arrays_are_a_type_error():
         flashvision.attention_fp8(q, q, q)
 
 
-def test_attention_points_fp8_tensors_to_attention_fp8(gen):
-    with pytest.raises(TypeError, match="flashvision.attention_fp8"):
-        flashvision.attention(*_fp8_qkv(gen))
+@pytest.mark.parametrize("entry", ["attention", "scaled_dot_product_attention",
+                                   "flash_attn_func"])
+def test_the_16_bit_entry_points_send_fp8_tensors_to_attention_fp8(gen, entry):
+    import flashvision.torch as fvt
+
+    call = getattr(flashvision if entry == "attention" else fvt, entry)
+    with pytest.raises(TypeError, match="float8_e4m3fn: FP8 attention is .*attention_fp8"):
+        call(*_fp8_qkv(gen))
 
 
 def test_cpu_tensors_are_refused_naming_the_hopper_forward(gen):

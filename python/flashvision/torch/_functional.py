@@ -11,7 +11,7 @@ import torch
 from .. import _checks as checks
 from . import _ops
 
-# The FP8 dtype flashvision.attention_fp8 takes (attention() points callers there).
+# The FP8 dtype flashvision.attention_fp8 takes; the 16-bit entry points send callers there.
 FLOAT8 = torch.float8_e4m3fn
 
 
@@ -24,7 +24,11 @@ def forward(q, k, v, *, scale, causal, cu_seqlens_q=None, cu_seqlens_k=None, max
             max_seqlen_k=0, need_lse=True, heads_first=False):
     """(out, lse) of the flashvision::fwd op for checked arguments; q is [B, N, H, D] or packed,
     or [B, H, N, D] with heads_first (out then too). Without need_lse, lse may be None (eager
-    calls then skip allocating and writing it)."""
+    calls then skip allocating and writing it). TypeError for float8_e4m3fn inputs, which
+    flashvision.attention_fp8 takes with their descales."""
+    if q.dtype == FLOAT8:
+        raise TypeError("q is float8_e4m3fn: FP8 attention is flashvision.attention_fp8, which "
+                        "takes the tensors' descale factors (forward only)")
     return _ops.forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale,
                         causal, need_lse, heads_first)
 
