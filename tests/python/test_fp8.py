@@ -11,6 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flashvision  # noqa: E402
+import flashvision.torch as fvt  # noqa: E402
 import fv_torch_reference as tref  # noqa: E402
 from flashvision.bench import impls, records  # noqa: E402
 
@@ -21,8 +22,8 @@ E4M3_MAX = 448.0
 def _quantized(gen, shape, device="cpu", amax=3.0):
     """(x8, descale, x): a random tensor x and its per-tensor e4m3 quantization."""
     x = torch.randn(shape, generator=gen).clamp(-amax, amax)
-    descale = x.abs().max().item() / E4M3_MAX
-    return (x / descale).to(FP8).to(device), descale, x
+    x8, descale = fvt.quantize_fp8(x)
+    return x8.to(device), descale, x
 
 
 @pytest.fixture
@@ -43,8 +44,6 @@ def test_numpy_arrays_are_a_type_error():
 @pytest.mark.parametrize("entry", ["attention", "scaled_dot_product_attention",
                                    "flash_attn_func"])
 def test_the_16_bit_entry_points_send_fp8_tensors_to_attention_fp8(gen, entry):
-    import flashvision.torch as fvt
-
     call = getattr(flashvision if entry == "attention" else fvt, entry)
     with pytest.raises(TypeError, match="float8_e4m3fn: FP8 attention is .*attention_fp8"):
         call(*_fp8_qkv(gen))
@@ -96,7 +95,7 @@ def test_the_fp8_row_is_never_a_peer():
 def test_the_fp8_row_quantizes_its_input_sets_before_any_call(monkeypatch):
     # A graph capture cannot read an amax back to the host: the sets are quantized up front.
     seen = []
-    monkeypatch.setattr(impls, "quantize_fp8", lambda x: seen.append(x) or (x, 1.0))
+    monkeypatch.setattr(fvt, "quantize_fp8", lambda x: seen.append(x) or (x, 1.0))
     sets = [SimpleNamespace(q=torch.ones(1), k=torch.ones(1), v=torch.ones(1)) for _ in range(3)]
     impls.forward_fn("flashvision-fp8", 0.125, sets)
     assert [id(x) for x in seen] == [id(x) for s in sets for x in (s.q, s.k, s.v)]
@@ -104,14 +103,30 @@ def test_the_fp8_row_quantizes_its_input_sets_before_any_call(monkeypatch):
 
 def test_quantize_fp8_scales_the_largest_magnitude_to_448(gen):
     x = torch.randn((3, 5, 7), generator=gen) * 5
-    x8, descale = impls.quantize_fp8(x)
-    assert x8.dtype == FP8
+    x8, descale = fvt.quantize_fp8(x)
+    assert x8.dtype == FP8 and x8.shape == x.shape
     assert descale == pytest.approx(x.abs().max().item() / E4M3_MAX)
     assert x8.float().abs().max().item() == E4M3_MAX
     # e4m3 keeps 3 mantissa bits: a relative rounding error of at most 2^-4 on normal values.
     normal = x.abs() > 2 ** -6 * descale
     error = (x8.float() * descale - x).abs()[normal] / x.abs()[normal]
     assert error.max().item() <= 2 ** -4 + 1e-6
+
+
+def test_quantize_fp8_of_zeros_has_descale_one():
+    x8, descale = fvt.quantize_fp8(torch.zeros(4, dtype=torch.bfloat16))
+    assert descale == 1.0 and not x8.float().any()
+
+
+@pytest.mark.parametrize("x, error, pattern", [
+    ([1.0], TypeError, "^x must be a torch.Tensor, got list"),
+    (torch.ones(3, dtype=torch.int32), TypeError, "^x.dtype is torch.int32; expected a floating"),
+    (torch.tensor([1.0, float("nan")]), ValueError, "^x holds nan; expected finite values"),
+    (torch.tensor([float("-inf")]), ValueError, "^x holds inf; expected finite values"),
+])
+def test_quantize_fp8_refuses_what_it_cannot_scale(x, error, pattern):
+    with pytest.raises(error, match=pattern):
+        fvt.quantize_fp8(x)
 
 
 def _why_no_fp8_forward():

@@ -30,19 +30,13 @@ def impls_for(device, opt_in=False):
     return CUDA_IMPLS[:1] + CUDA_OPT_IN_IMPLS + CUDA_IMPLS[1:] if opt_in else CUDA_IMPLS
 
 
-def quantize_fp8(x):
-    """(x8, descale): x as float8_e4m3fn scaled so that its largest magnitude is e4m3's 448, and
-    the factor that x8 stands for x by."""
-    descale = max(x.abs().max().item(), 1e-12) / 448.0
-    return (x / descale).to(torch.float8_e4m3fn), descale
-
-
 def _fp8_forward(scale, sets):
     """flashvision.attention_fp8 on [B, H, N, D] tensors. Each input set of `sets` is quantized
     here, before any call is timed or captured in a graph (quantizing reads each tensor's amax
     back to the host, which a capture cannot do); a set met later is quantized on its first
     call."""
     import flashvision
+    from flashvision.torch import quantize_fp8
 
     quantized = {}
 

@@ -4,6 +4,7 @@
   and [B, H, N, D] layout.
 - ``flash_attn_func`` / ``flash_attn_varlen_func``: flash-attn's signatures, [B, N, H, D] layout.
 - ``SelfAttention`` / ``CrossAttention``: ready-made layers.
+- ``quantize_fp8``: per-tensor float8_e4m3fn quantization for ``flashvision.attention_fp8``.
 - The ops ``torch.ops.flashvision.fwd`` and ``torch.ops.flashvision.bwd`` underneath, with fake
   kernels and an autograd formula: everything here is differentiable and works under
   ``torch.compile(fullgraph=True)``. One build serves every torch version: nothing here is
@@ -12,6 +13,7 @@
 """
 
 from . import _ops  # noqa: F401  (registers torch.ops.flashvision.fwd / bwd)
+from ._fp8 import quantize_fp8
 from ._functional import flash_attn_func, flash_attn_varlen_func, scaled_dot_product_attention
 from ._modules import CrossAttention, SelfAttention
 
@@ -20,5 +22,6 @@ __all__ = [
     "SelfAttention",
     "flash_attn_func",
     "flash_attn_varlen_func",
+    "quantize_fp8",
     "scaled_dot_product_attention",
 ]
