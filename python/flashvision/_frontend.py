@@ -90,7 +90,8 @@ def attention_fp8(q, k, v, *, descale_q=1.0, descale_k=1.0, descale_v=1.0, scale
     """Exact attention of FP8 (float8_e4m3fn) torch tensors, forward only, on a Hopper GPU.
 
     Each tensor stands for its stored values times its descale factor (per-tensor scaling, as
-    from x8 = (x / s).to(torch.float8_e4m3fn) with descale s), so the call computes
+    flashvision.torch.quantize_fp8 makes: x8 = (x / s).to(torch.float8_e4m3fn) with descale s,
+    s = max|x| / 448), so the call computes
     softmax(q k^T * descale_q * descale_k * scale) v * descale_v. The scores and the output's sums
     are float32; the probabilities are rounded to e4m3 for the second GEMM (expect errors of a
     few percent of the output's largest value, against about 1 % in bf16).
