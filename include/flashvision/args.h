@@ -39,9 +39,10 @@ struct AttentionOptions {
 
 /// Arguments of forward(): out = softmax(q k^T * scale) v, and optionally its log-sum-exp.
 ///
-/// FP8: q, k and v may be f8e4m3 (dense, on a Hopper GPU, head dims that are multiples of 16 up to
-/// 256, a positive softmax_scale); out is then bf16. Each tensor stands for its stored values
-/// times its descale factor, so the call computes softmax(q k^T * descale_q * descale_k * scale)
+/// FP8: q, k and v may be f8e4m3 (dense, a non-negative softmax_scale; on CUDA a Hopper GPU and
+/// head dims that are multiples of 16 up to 256, on the CPU any head dim, decoded to float32: a
+/// reference, not a fast path); out is then bf16. Each tensor stands for its stored values times
+/// its descale factor, so the call computes softmax(q k^T * descale_q * descale_k * scale)
 /// v * descale_v, and the lse is that of the real scores.
 struct ForwardArgs : AttentionOptions {
   TensorView q;    ///< queries

@@ -87,18 +87,20 @@ def attention(q, k, v, *, scale=None, causal=False, layout="bshd", return_lse=Fa
 
 def attention_fp8(q, k, v, *, descale_q=1.0, descale_k=1.0, descale_v=1.0, scale=None,
                   causal=False, layout="bshd", return_lse=False):
-    """Exact attention of FP8 (float8_e4m3fn) torch tensors, forward only, on a Hopper GPU.
+    """Exact attention of FP8 (float8_e4m3fn) torch tensors, forward only: on a Hopper GPU, or
+    on the CPU (decoded to float32 there: a reference, not a fast path).
 
     Each tensor stands for its stored values times its descale factor (per-tensor scaling, as
     flashvision.torch.quantize_fp8 makes: x8 = (x / s).to(torch.float8_e4m3fn) with descale s,
     s = max|x| / 448), so the call computes
-    softmax(q k^T * descale_q * descale_k * scale) v * descale_v. The scores and the output's sums
-    are float32; the probabilities are rounded to e4m3 for the second GEMM (expect errors of a
-    few percent of the output's largest value, against about 1 % in bf16).
+    softmax(q k^T * descale_q * descale_k * scale) v * descale_v. On the GPU the scores and the
+    output's sums are float32 and the probabilities are rounded to e4m3 for the second GEMM
+    (expect errors of a few percent of the output's largest value, against about 1 % in bf16);
+    the CPU rounds only the output.
 
     Args:
-        q, k, v: float8_e4m3fn CUDA tensors as for attention() (dense; head dims that are
-            multiples of 16 up to 256; rows 16-byte aligned).
+        q, k, v: float8_e4m3fn tensors as for attention() (dense; on CUDA head dims that are
+            multiples of 16 up to 256 and rows 16-byte aligned).
         descale_q, descale_k, descale_v: positive finite floats.
         scale, causal, layout, return_lse: as for attention() (scale >= 0).
 

@@ -26,11 +26,6 @@ using detail::Problem;
 /// Resolves Backend::automatic and checks that a forced backend fits the tensors.
 Backend choose_backend(const Problem& p, Backend requested, bool backward) {
   if (p.device == Device::cpu) {
-    if (p.dtype == DType::f8e4m3) {
-      throw Error(
-          "q.dtype is f8e4m3 but the tensors are on cpu; only the Hopper forward "
-          "(cuda-sm90) takes f8e4m3");
-    }
     if (requested != Backend::automatic && requested != Backend::cpu) {
       throw Error(std::string("backend is ") + to_string(requested) +
                   " but the tensors are on cpu; expected backend cpu or automatic");

@@ -201,6 +201,7 @@ struct ForwardTask {
 
 void cpu_forward(const Problem& problem) {
   using namespace cpu;
+  if (problem.dtype == DType::f8e4m3) return cpu_fp8_forward(problem);
   if (const AmxKernels* amx = amx_forward_kernels(problem)) return cpu_amx_forward(problem, *amx);
   const KernelTable& kt = select_kernels();
   const int64_t streams = problem.batch * problem.heads;

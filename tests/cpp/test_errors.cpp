@@ -122,15 +122,13 @@ TEST_F(ArgumentErrors, UnsupportedDtype) {
   forward_fails("q.dtype is i32, expected f32, f16, bf16 or f8e4m3");
 }
 
-/// Makes the forward's inputs e4m3 (out bf16): a valid FP8 call but for where the tensors are.
+/// Makes the forward's inputs e4m3 (out bf16): a valid FP8 call.
 void make_fp8(fv::ForwardArgs& args) {
   for (auto* t : {&args.q, &args.k, &args.v}) t->dtype = fv::DType::f8e4m3;
   args.out.dtype = fv::DType::bf16;
 }
 
-TEST_F(ArgumentErrors, Fp8OnlyOnTheHopperForward) {
-  make_fp8(fwd_);
-  forward_fails("q.dtype is f8e4m3 but the tensors are on cpu; only the Hopper forward");
+TEST_F(ArgumentErrors, Fp8HasNoBackward) {
   for (auto* t : {&bwd_.q, &bwd_.k, &bwd_.v}) t->dtype = fv::DType::f8e4m3;
   backward_fails("q.dtype is f8e4m3, which the forward takes only");
 }
@@ -304,6 +302,11 @@ TEST_F(VarlenErrors, EmptyTensorsMayHaveNullData) {
   EXPECT_NO_THROW(fv::forward(fwd_));
   fwd_.k.shape[0] = 5;  // rows but no storage: still an error
   forward_fails("k.data is null");
+}
+
+TEST_F(VarlenErrors, Fp8IsDenseOnly) {
+  make_fp8(fwd_);
+  forward_fails("q.dtype is f8e4m3, which the forward takes in dense mode only (no cu_seqlens)");
 }
 
 TEST_F(VarlenErrors, OnlyOneCuSeqlens) {
