@@ -64,8 +64,9 @@ def poison_outputs(monkeypatch):
         return
     from flashvision.torch import _ops
 
-    def nan_like_torch(x):
-        return torch.full_like(x, float("nan")) if x.is_floating_point() else torch.empty_like(x)
+    def nan_like_torch(x, dtype=None):
+        out = torch.empty_like(x, dtype=dtype)
+        return out.fill_(float("nan")) if out.is_floating_point() else out
 
     def nan_lse(q, varlen, heads_first=False):
         return torch.full(_ops._lse_shape(q, varlen, heads_first), float("nan"), device=q.device)

@@ -64,7 +64,7 @@ def _full_inputs(seed, index, world, case, dtype=torch.float32, device="cpu"):
 def _poison_outputs():
     """Every op output starts as NaN in the worker processes too (conftest's fixture does it in
     pytest's process only)."""
-    _ops._empty_like = lambda x: torch.full_like(x, float("nan"))
+    _ops._empty_like = lambda x, dtype=None: torch.full_like(x, float("nan"), dtype=dtype)
     _ops._empty_lse = lambda q, varlen, heads_first=False: torch.full(
         _ops._lse_shape(q, varlen, heads_first), float("nan"), device=q.device)
 

@@ -29,9 +29,10 @@ def _contiguous_last(x: Tensor) -> Tensor:
     return x if x.stride(-1) == 1 or x.shape[-1] == 1 else x.contiguous()
 
 
-def _empty_like(x: Tensor) -> Tensor:
-    """An output shaped and ordered like x (tests swap in a poisoned version)."""
-    return torch.empty_like(x)
+def _empty_like(x: Tensor, dtype: Optional[torch.dtype] = None) -> Tensor:
+    """An output shaped and ordered like x, in x's dtype or `dtype` (tests swap in a poisoned
+    version)."""
+    return torch.empty_like(x, dtype=dtype)
 
 
 def _empty_lse(q: Tensor, varlen: bool, heads_first: bool = False) -> Tensor:
@@ -118,22 +119,27 @@ def _on_device(device: int, call, *args):
 
 def forward_impl(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor],
                  cu_seqlens_k: Optional[Tensor], max_seqlen_q: int, max_seqlen_k: int,
-                 scale: float, causal: bool, need_lse: bool = True, heads_first: bool = False):
+                 scale: float, causal: bool, need_lse: bool = True, heads_first: bool = False,
+                 descales: Optional[Tuple[float, float, float]] = None):
     """What flashvision::fwd computes, called directly: (out, lse), lse None unless need_lse.
-    heads_first: q, k, v and so out are [B, H, N, D] instead of [B, N, H, D]."""
+    heads_first: q, k, v and so out are [B, H, N, D] instead of [B, N, H, D]. descales:
+    (descale_q, descale_k, descale_v) of float8_e4m3fn inputs (flashvision::fwd_fp8), whose out
+    is bfloat16."""
     q, k, v = _contiguous_last(q), _contiguous_last(k), _contiguous_last(v)
-    out = _empty_like(q)
+    out = _empty_like(q, None if descales is None else torch.bfloat16)
+    descales = descales or (1.0, 1.0, 1.0)
     lse = _empty_lse(q, cu_seqlens_q is not None, heads_first) if need_lse else None
     described = _describe((q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k), heads_first)
     if described is None:  # a dtype or device the library does not take: DLPack names it
         q_, k_, v_, out_ = _heads_second((q, k, v, out)) if heads_first else (q, k, v, out)
         _C.forward(_dlpack(q_), _dlpack(k_), _dlpack(v_), out_, lse, scale=scale, causal=causal,
                    cu_seqlens_q=_dlpack(cu_seqlens_q), cu_seqlens_k=_dlpack(cu_seqlens_k),
-                   max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k)
+                   max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, descale_q=descales[0],
+                   descale_k=descales[1], descale_v=descales[2])
         return out, lse
     device = described[0][2]
     _on_device(device, _C.forward_described, *described[:5], scale, causal, described[5],
-               described[6], max_seqlen_q, max_seqlen_k, _stream(device))
+               described[6], max_seqlen_q, max_seqlen_k, _stream(device), *descales)
     return out, lse
 
 
@@ -237,34 +243,13 @@ def _fwd_backward(ctx, dout, dlse):
 fwd.register_autograd(_fwd_backward, setup_context=_fwd_setup_context)
 
 
-def forward_fp8_impl(q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool,
-                     descale_q: float, descale_k: float, descale_v: float, need_lse: bool = True,
-                     heads_first: bool = False):
-    """What flashvision::fwd_fp8 computes, called directly: (out, lse) for float8_e4m3fn q, k, v
-    standing for their values times the descales; out is bfloat16, lse None unless need_lse.
-    heads_first as in forward_impl."""
-    q, k, v = _contiguous_last(q), _contiguous_last(k), _contiguous_last(v)
-    out = torch.empty_like(q, dtype=torch.bfloat16)
-    lse = _empty_lse(q, False, heads_first) if need_lse else None
-    descales = (descale_q, descale_k, descale_v)
-    described = _describe((q, k, v, out, lse), heads_first)
-    if described is None:  # a dtype or device the library does not take: DLPack names it
-        q_, k_, v_, out_ = _heads_second((q, k, v, out)) if heads_first else (q, k, v, out)
-        _C.forward(q_, k_, v_, out_, lse, scale=scale, causal=causal, descale_q=descale_q,
-                   descale_k=descale_k, descale_v=descale_v)
-        return out, lse
-    device = described[0][2]
-    _on_device(device, _C.forward_described, *described, scale, causal, None, None, 0, 0,
-               _stream(device), *descales)
-    return out, lse
-
-
 @torch.library.custom_op("flashvision::fwd_fp8", mutates_args=())
 def fwd_fp8(q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool, descale_q: float,
             descale_k: float, descale_v: float) -> Tuple[Tensor, Tensor]:
     """out (bfloat16), lse = attention of float8_e4m3fn q, k, v times their descales; forward
     only (no autograd formula: FP8 attention serves inference)."""
-    return forward_fp8_impl(q, k, v, scale, causal, descale_q, descale_k, descale_v)
+    return forward_impl(q, k, v, None, None, 0, 0, scale, causal,
+                        descales=(descale_q, descale_k, descale_v))
 
 
 @fwd_fp8.register_fake
@@ -363,5 +348,5 @@ def forward_fp8(q, k, v, scale, causal, descales, need_lse=True, heads_first=Fal
                                causal, *descales)
             return out.transpose(1, 2), lse
         return fwd_fp8(q, k, v, scale, causal, *descales)
-    return forward_fp8_impl(q, k, v, scale, causal, *descales, need_lse=need_lse,
-                            heads_first=heads_first)
+    return forward_impl(q, k, v, None, None, 0, 0, scale, causal, need_lse=need_lse,
+                        heads_first=heads_first, descales=descales)
