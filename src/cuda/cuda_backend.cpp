@@ -965,11 +965,11 @@ void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
   combine_split(p.out_dtype, combine, p.stream);
 }
 
-/// The head-dim bucket of the FP8 forward for head dim `head_dim` (tile_config.h's fp8_bucket),
-/// or 0 where it has none.
+/// The head-dim bucket of the FP8 forward for head dim `head_dim`: the smallest bucket that
+/// tile_config.h's fp8_bucket takes, or 0 where none does.
 int fp8_forward_bucket(int64_t head_dim) {
-  for (const int bucket : {64, 128, 256}) {
-    if (head_dim <= bucket) return sm90::fp8_bucket(bucket) ? bucket : 0;
+  for (const int bucket : sm90::kHeadDimBuckets) {
+    if (head_dim <= bucket && sm90::fp8_bucket(bucket)) return bucket;
   }
   return 0;
 }
@@ -1004,7 +1004,7 @@ bool fp8_forward_supports(const Problem& p, std::string* why) {
     }
   }
   if (std::string bad = alignment_problem("out", p.out); !bad.empty()) return fail(why, bad);
-  // The transposition of V launches a block per 32 keys, kv head and sequence.
+  // The transposition of V launches a block per 32 keys (grid x), kv head (y) and sequence (z).
   if (p.heads_kv > 65535 || p.batch > 65535 || std::max(p.seqlen_q, p.seqlen_k) > INT32_MAX - 256) {
     return fail(why, "the FP8 forward takes at most 65535 sequences and kv heads and 2^31 rows");
   }

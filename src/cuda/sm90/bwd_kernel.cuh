@@ -35,7 +35,7 @@ template <int kHeadDim>
 struct BwdTraits {
   static constexpr BwdTile kTile = bwd_tile(kHeadDim);
   static constexpr int kSwizzle = kTile.swizzle_bytes;
-  static constexpr uint32_t kSwizzleMode = kSwizzle == 128 ? 1 : (kSwizzle == 64 ? 2 : 3);
+  static constexpr uint32_t kSwizzleMode = descriptor_swizzle_mode(kSwizzle);
   static constexpr int kPanelCols = kTile.panel_cols();
   static constexpr int kPanels = kTile.panels();
   /// dQ columns of a consumer (its first panel: consumer x kDqPanelStep), and those at the start

@@ -8,6 +8,7 @@
 #include "cuda/common/online_softmax.cuh"
 #include "cuda/common/tile_io.cuh"
 #include "cuda/sm90/params.h"
+#include "cuda/sm90/ptx_sm90.cuh"
 #include "cuda/sm90/stale_max_softmax.cuh"
 #include "cuda/sm90/tile_config.h"
 
@@ -19,7 +20,8 @@ namespace flashvision::detail::sm90 {
 template <typename T, int kHeadDim, int kRowsPerBlock, int kKeysPerBlock>
 struct FwdTraits {
   static constexpr int kElementBytes = static_cast<int>(sizeof(T));
-  /// FP8: V is read transposed ([D][keys], prepared on the host side, fp8_values.h), O is bf16.
+  /// FP8: V is read transposed ([D][keys], written by a pre-pass kernel, fp8_values.h), O is
+  /// bf16.
   static constexpr bool kFp8 = kElementBytes == 1;
   using Out = typename FwdOutput<T>::type;
   static constexpr FwdTile kTile = fwd_tile(kHeadDim, kRowsPerBlock, kKeysPerBlock, kElementBytes);
@@ -37,7 +39,7 @@ struct FwdTraits {
   /// delays passing the turn to one of two other warpgroups).
   static constexpr bool kRescaleDuringQk = kConsumers == 2;
   static constexpr int kSwizzle = swizzle_bytes(kHeadDim, kElementBytes);
-  static constexpr uint32_t kSwizzleMode = kSwizzle == 128 ? 1 : (kSwizzle == 64 ? 2 : 3);
+  static constexpr uint32_t kSwizzleMode = descriptor_swizzle_mode(kSwizzle);
   /// A tile is stored as kPanels column panels of rows x kSwizzle bytes (the TMA box and the
   /// wgmma swizzle atom width).
   static constexpr int kPanelCols = kSwizzle / kElementBytes;
@@ -49,7 +51,7 @@ struct FwdTraits {
   static constexpr int kPanelsV = kHeadDimV / kPanelCols;
   /// FP8: keys of a panel of the transposed V (a row of its swizzle) and that swizzle's mode.
   static constexpr int kValuePanelKeys = fp8_value_panel_keys(kBlockN);
-  static constexpr uint32_t kValueSwizzleMode = kValuePanelKeys == 128 ? 1 : 2;
+  static constexpr uint32_t kValueSwizzleMode = descriptor_swizzle_mode(kValuePanelKeys);
   /// Whether the online softmax moves a row's max only past a slack and skips O's rescale when no
   /// row of a warp moved it (OnlineSoftmax's kLazyMax). Measured on the H200 with the exact softmax
   /// on every block (bench/results/2026-11-30-s18, call 1, forward against main in alternated

@@ -160,6 +160,11 @@ __device__ __forceinline__ void fence_registers(float (&regs)[kCount]) {
   for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(regs[i])::"memory");
 }
 
+/// smem_descriptor's swizzle mode of a swizzle `bytes` wide (128, 64 or 32).
+constexpr uint32_t descriptor_swizzle_mode(int bytes) {
+  return bytes == 128 ? 1 : (bytes == 64 ? 2 : 3);
+}
+
 /// Shared-memory matrix descriptor (PTX ISA 9.7.15.5.1.2.2): start address, leading and stride
 /// byte offsets (all stored >> 4) and the swizzle mode (1 = 128 B, 2 = 64 B, 3 = 32 B).
 __device__ __forceinline__ uint64_t smem_descriptor(uint32_t addr, uint32_t leading_bytes,
