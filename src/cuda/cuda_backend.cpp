@@ -30,7 +30,6 @@
 #ifdef FLASHVISION_HAVE_SM90
 #include "cuda/sm90/bwd_config.h"
 #include "cuda/sm90/dispatch.h"
-#include "cuda/sm90/fp8_values.h"
 #include "cuda/sm90/params.h"
 #include "cuda/sm90/tensor_maps.h"
 #include "cuda/sm90/tile_config.h"
@@ -1004,9 +1003,8 @@ bool fp8_forward_supports(const Problem& p, std::string* why) {
     }
   }
   if (std::string bad = alignment_problem("out", p.out); !bad.empty()) return fail(why, bad);
-  // The transposition of V launches a block per 32 keys (grid x), kv head (y) and sequence (z).
-  if (p.heads_kv > 65535 || p.batch > 65535 || std::max(p.seqlen_q, p.seqlen_k) > INT32_MAX - 256) {
-    return fail(why, "the FP8 forward takes at most 65535 sequences and kv heads and 2^31 rows");
+  if (std::max(p.seqlen_q, p.seqlen_k) > INT32_MAX - 256) {
+    return fail(why, "the FP8 forward addresses rows with 32-bit TMA coordinates");
   }
   if (sm90_forward_tiles(p, bucket, sm90::fp8_fwd_tile(bucket).block_m) > INT32_MAX) {
     return fail(why, "the problem needs more than 2^31 tiles of the sm90 schedule");
@@ -1130,8 +1128,8 @@ void schedule_forward_tiles(sm90::FwdParams& params, const Problem& p, const sm9
   params.cross_tile = sm90_cross_tile(p, params, tile) ? 1 : 0;
 }
 
-/// The FP8 forward: V transposed into a stream-ordered workspace (fp8_values.h), then the kernel
-/// of the bucket's FP8 tile, which reads Q and K as the 16-bit forward does and writes bf16 O.
+/// The FP8 forward: the kernel of the bucket's FP8 tile, which reads Q, K and V as the 16-bit
+/// forward does, transposes V in shared memory and writes bf16 O.
 void forward_sm90_fp8(const Problem& p) {
   const int bucket = fp8_forward_bucket(p.head_dim);
   const int sm_count = std::max(1, device_info(p.device_index).sm_count);
@@ -1147,26 +1145,8 @@ void forward_sm90_fp8(const Problem& p) {
   const int swizzle = sm90::swizzle_bytes(bucket, 1);
   params.tmap_q = sm90::make_tensor_map(geometry(p, p.q, false), swizzle, tile.block_m, swizzle);
   params.tmap_k = sm90::make_tensor_map(geometry(p, p.k, true), swizzle, tile.block_n, swizzle);
-
-  const int panel_keys = sm90::fp8_value_panel_keys(tile.block_n);
-  const sm90::Fp8Values values{p.v.data,   p.v.seq_stride, p.v.row_stride, p.v.head_stride, p.batch,
-                               p.seqlen_k, p.heads_kv,     p.head_dim,     panel_keys};
-  auto* stream = static_cast<cudaStream_t>(p.stream);
-  void* transposed = nullptr;
-  cuda_check(cudaMallocFromPoolAsync(&transposed, sm90::fp8_transposed_bytes(values),
-                                     split_pool(p.device_index), stream),
-             "cudaMallocFromPoolAsync (the FP8 forward's transposed V)");
-  try {
-    sm90::transpose_fp8_values(values, transposed, p.stream);
-    params.tmap_v = sm90::make_fp8_values_map(transposed, panel_keys, p.head_dim,
-                                              sm90::fp8_value_panels(values), p.heads_kv, p.batch,
-                                              sm90::value_columns(bucket));
-    with_split_workspace(p, params, [&] { run_forward_sm90(p, params, bucket, tile); });
-  } catch (...) {
-    cudaFreeAsync(transposed, stream);
-    throw;
-  }
-  cuda_check(cudaFreeAsync(transposed, stream), "cudaFreeAsync (the FP8 forward's transposed V)");
+  params.tmap_v = sm90::make_tensor_map(geometry(p, p.v, true), swizzle, tile.block_n, swizzle);
+  with_split_workspace(p, params, [&] { run_forward_sm90(p, params, bucket, tile); });
 }
 
 void forward_sm90(const Problem& p) {

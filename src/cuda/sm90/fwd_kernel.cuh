@@ -1,7 +1,8 @@
 // sm90 forward kernel (FlashAttention-3 class): persistent CTAs of a producer and two or three
 // consumer warpgroups walk a static schedule of (query block, head, sequence) tiles. The producer
 // warpgroup gives up its registers (setmaxnreg) and one of its threads streams Q, K and V with TMA
-// into shared memory guarded by mbarriers (fwd_producer.cuh); the consumer warpgroups, 64 query
+// into shared memory guarded by mbarriers (fwd_producer.cuh), while in FP8 its other three warps
+// transpose V (fwd_value_transposer.cuh); the consumer warpgroups, 64 query
 // rows each, run wgmma and the online softmax (fwd_consumer.cuh). Where the CTAs of a cluster
 // share K and V (kCtas > 1), each slot's empty barrier counts the consumer warps of every CTA of
 // the cluster, and the CTAs pass a cluster barrier once their barriers are set up and again before
@@ -19,6 +20,7 @@
 #include "cuda/common/dtype_map.cuh"
 #include "cuda/sm90/fwd_consumer.cuh"
 #include "cuda/sm90/fwd_producer.cuh"
+#include "cuda/sm90/fwd_value_transposer.cuh"
 #include "cuda/sm90/launch.h"
 #include "flashvision/error.h"
 #include "flashvision/tensor.h"
@@ -44,9 +46,17 @@ __global__ void __launch_bounds__(FwdTraits<T, kHeadDim, kBlockM, kBlockN>::kThr
     }
     for (int stage = 0; stage < Tr::kStages; ++stage) {
       mbarrier_init(smem.k_full(stage), 1);
-      mbarrier_init(smem.v_full(stage), 1);
+      // FP8: the transposing warps fill the V stages (fwd_value_transposer.cuh).
+      mbarrier_init(smem.v_full(stage), Tr::kFp8 ? kValueTransposerWarps : 1);
       mbarrier_init(smem.k_empty(stage), Tr::kConsumers * 4 * kCtas);
       mbarrier_init(smem.v_empty(stage), Tr::kConsumers * 4 * kCtas);
+    }
+    if constexpr (Tr::kFp8) {
+      for (int slot = 0; slot < Tr::kValueStagingSlots; ++slot) {
+        mbarrier_init(smem.v_loaded_full(slot), 1);
+        mbarrier_init(smem.v_loaded_empty(slot), kValueTransposerWarps);
+        st_shared_u32(smem.loads_ended(slot), 0u);
+      }
     }
     fence_barrier_init();
   }
@@ -57,13 +67,17 @@ __global__ void __launch_bounds__(FwdTraits<T, kHeadDim, kBlockM, kBlockN>::kThr
   }
 
   if (warpgroup == 0) {
-    // 24 registers suffice to issue copies; the consumers take the rest (tile_config.h).
+    // 24 registers suffice to issue copies and, one step at a time, to transpose V; the
+    // consumers take the rest (tile_config.h).
     set_max_registers<kProducerRegisters, false>();
     if (threadIdx.x == 0) {
       prefetch_tensor_map(&p.tmap_q);
       prefetch_tensor_map(&p.tmap_k);
       prefetch_tensor_map(&p.tmap_v);
       produce<T, kHeadDim, kBlockM, kBlockN, kCtas>(p, smem);
+    }
+    if constexpr (Tr::kFp8) {
+      if (threadIdx.x >= 32) transpose_values(smem, static_cast<int>(threadIdx.x) / 32 - 1);
     }
   } else {
     set_max_registers<Tr::kConsumerRegisters, true>();
@@ -148,7 +162,7 @@ void launch_fwd(const FwdParams& params, void* stream) {
 
 template <DType kDType, int kHeadDim, int kBlockM, int kBlockN>
 void run_fwd(const FwdParams& params, void* stream) {
-  // FP8's transposed V has no shared-load path (fp8_values.h).
+  // FP8 has no shared-load path: each CTA transposes its own V blocks.
   if constexpr (kDType != DType::f8e4m3 && fwd_multicast_compiled(kHeadDim, kBlockM, kBlockN)) {
     if (params.kv_multicast) {
       return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, false, kKvMulticastCtas>(params,

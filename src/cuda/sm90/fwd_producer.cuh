@@ -3,7 +3,9 @@
 // of the consumers by as many slots as the rings have, also across tiles, so the next tile's
 // loads overlap the current tile's GEMMs and its epilogue (its Q the whole tile, where the tile
 // has two Q buffers). In clusters that share K and V (kCtas > 1), the producers of the cluster
-// walk the same key blocks, and each loads its share of every block's rows into every CTA.
+// walk the same key blocks, and each loads its share of every block's rows into every CTA. In FP8
+// V blocks go to staging slots instead, from which the producer warpgroup's other warps write
+// the V stages transposed (fwd_value_transposer.cuh).
 #pragma once
 
 #include "cuda/sm90/fwd_traits.cuh"
@@ -55,34 +57,13 @@ __device__ __forceinline__ void load_key_block(uint32_t dst, const CUtensorMap* 
   }
 }
 
-/// A block of V into the ring: as K is (load_key_block), or in FP8 from V transposed
-/// (FwdParams::tmap_v over [sequence][head][panel][D][kValuePanelKeys], fp8_values.h), a box of
-/// the tile's value columns a panel; `row`, the block's first key, is a multiple of kBlockN and
-/// so of the panel's keys (the FP8 forward is dense: a sequence's keys start at row 0).
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kCtas>
-__device__ __forceinline__ void load_value_block(uint32_t dst, const CUtensorMap* map, int col0,
-                                                 int row, int head, int seq_coord, uint32_t bar) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
-  if constexpr (Tr::kFp8) {
-    static_assert(kCtas == 1);
-    constexpr int kPanelKeys = Tr::kValuePanelKeys;
-#pragma unroll
-    for (int panel = 0; panel < kBlockN / kPanelKeys; ++panel) {
-      tma_load_5d(dst + panel * Tr::kHeadDimV * kPanelKeys, map, 0, col0, row / kPanelKeys + panel,
-                  head, seq_coord, bar);
-    }
-  } else {
-    load_key_block<T, kHeadDim, kBlockM, kBlockN, kCtas, Tr::kPanelsV>(dst, map, col0, row, head,
-                                                                       seq_coord, bar);
-  }
-}
-
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kCtas>
 __device__ __forceinline__ void produce(const FwdParams& p,
                                         const SmemLayout<T, kHeadDim, kBlockM, kBlockN>& smem) {
   using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
   RingPosition<Tr::kStages> ring;
   RingPosition<Tr::kQBuffers> q_ring;  // over the tiles whose Q was loaded
+  RingPosition<Tr::kValueStagingSlots> slots;  // FP8: over the V blocks loaded
   for (int unit = static_cast<int>(blockIdx.x); unit < p.num_units;
        unit += static_cast<int>(gridDim.x)) {
     const WorkTile w = locate_work<T, kHeadDim, kBlockM, kBlockN>(p, unit);
@@ -104,11 +85,31 @@ __device__ __forceinline__ void produce(const FwdParams& p,
       mbarrier_arrive_expect_tx(smem.k_full(stage), Tr::kKBytes);
       load_key_block<T, kHeadDim, kBlockM, kBlockN, kCtas, Tr::kPanels>(
           smem.k(stage), &p.tmap_k, 0, key_row, w.head_kv, w.seq_coord, smem.k_full(stage));
-      mbarrier_wait(smem.v_empty(stage), free_parity);
-      mbarrier_arrive_expect_tx(smem.v_full(stage), Tr::kVBytes);
-      load_value_block<T, kHeadDim, kBlockM, kBlockN, kCtas>(
-          smem.v(stage), &p.tmap_v, w.v_col0, key_row, w.head_kv, w.seq_coord, smem.v_full(stage));
+      if constexpr (Tr::kFp8) {
+        // Into a staging slot, which the transposing warps write into the V stage.
+        static_assert(kCtas == 1);
+        const int slot = slots.stage();
+        mbarrier_wait(smem.v_loaded_empty(slot), slots.parity() ^ 1);
+        mbarrier_arrive_expect_tx(smem.v_loaded_full(slot), Tr::kVBytes);
+        load_tile<T, kHeadDim, kBlockM, kBlockN, kBlockN, Tr::kPanelsV>(
+            smem.v_loaded(slot), &p.tmap_v, w.v_col0, key_row, w.head_kv, w.seq_coord,
+            smem.v_loaded_full(slot));
+        ++slots.index;
+      } else {
+        mbarrier_wait(smem.v_empty(stage), free_parity);
+        mbarrier_arrive_expect_tx(smem.v_full(stage), Tr::kVBytes);
+        load_key_block<T, kHeadDim, kBlockM, kBlockN, kCtas, Tr::kPanelsV>(
+            smem.v(stage), &p.tmap_v, w.v_col0, key_row, w.head_kv, w.seq_coord,
+            smem.v_full(stage));
+      }
     }
+  }
+  if constexpr (Tr::kFp8) {
+    // The next slot's arrival carries no block: the transposing warps find the loads ended.
+    const int slot = slots.stage();
+    mbarrier_wait(smem.v_loaded_empty(slot), slots.parity() ^ 1);
+    st_shared_u32(smem.loads_ended(slot), 1u);
+    mbarrier_arrive(smem.v_loaded_full(slot));
   }
 }
 

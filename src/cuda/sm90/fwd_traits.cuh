@@ -20,8 +20,8 @@ namespace flashvision::detail::sm90 {
 template <typename T, int kHeadDim, int kRowsPerBlock, int kKeysPerBlock>
 struct FwdTraits {
   static constexpr int kElementBytes = static_cast<int>(sizeof(T));
-  /// FP8: V is read transposed ([D][keys], written by a pre-pass kernel, fp8_values.h), O is
-  /// bf16.
+  /// FP8: V is read transposed ([D][keys], fp8_values.h), which the producer warpgroup's other
+  /// warps write from the blocks TMA loads (fwd_value_transposer.cuh); O is bf16.
   static constexpr bool kFp8 = kElementBytes == 1;
   using Out = typename FwdOutput<T>::type;
   static constexpr FwdTile kTile = fwd_tile(kHeadDim, kRowsPerBlock, kKeysPerBlock, kElementBytes);
@@ -52,6 +52,8 @@ struct FwdTraits {
   /// FP8: keys of a panel of the transposed V (a row of its swizzle) and that swizzle's mode.
   static constexpr int kValuePanelKeys = fp8_value_panel_keys(kBlockN);
   static constexpr uint32_t kValueSwizzleMode = descriptor_swizzle_mode(kValuePanelKeys);
+  /// FP8: buffers of V blocks as loaded, before their transposition into the V stages.
+  static constexpr int kValueStagingSlots = kFp8 ? kFp8ValueStagingSlots : 0;
   /// Whether the online softmax moves a row's max only past a slack and skips O's rescale when no
   /// row of a warp moved it (OnlineSoftmax's kLazyMax). Measured on the H200 with the exact softmax
   /// on every block (bench/results/2026-11-30-s18, call 1, forward against main in alternated
@@ -101,9 +103,13 @@ struct SmemLayout {
   __device__ uint32_t v(int stage) const {
     return base + kQAllBytes + Tr::kStages * Tr::kKBytes + stage * Tr::kVBytes;
   }
+  /// FP8: V staging slot `slot`, a block of V as loaded (the K stages' layout, kPanelsV panels).
+  __device__ uint32_t v_loaded(int slot) const {
+    return base + kQAllBytes + Tr::kStages * (Tr::kKBytes + Tr::kVBytes) + slot * Tr::kVBytes;
+  }
   /// O staging buffer of consumer warp `warp` (0 .. 4 * Tr::kConsumers - 1).
   __device__ uint32_t staging(int warp) const {
-    return base + kQAllBytes + Tr::kStages * (Tr::kKBytes + Tr::kVBytes) + warp * Tr::kStagingBytes;
+    return v_loaded(Tr::kValueStagingSlots) + warp * Tr::kStagingBytes;
   }
   __device__ uint32_t barrier(int index) const { return staging(Tr::kConsumers * 4) + 8 * index; }
   __device__ uint32_t q_full(int buffer) const { return barrier(buffer); }
@@ -117,6 +123,19 @@ struct SmemLayout {
   }
   __device__ uint32_t v_empty(int stage) const {
     return barrier(2 * Tr::kQBuffers + 3 * Tr::kStages + stage);
+  }
+  /// FP8: a V staging slot's load has landed / its transposition has read it.
+  __device__ uint32_t v_loaded_full(int slot) const {
+    return barrier(2 * Tr::kQBuffers + 4 * Tr::kStages + slot);
+  }
+  __device__ uint32_t v_loaded_empty(int slot) const {
+    return barrier(2 * Tr::kQBuffers + 4 * Tr::kStages + Tr::kValueStagingSlots + slot);
+  }
+  /// FP8: a word per staging slot, which the producer sets once it has loaded every block,
+  /// before the arrival on the slot's full barrier that carries no block
+  /// (fwd_value_transposer.cuh). The other slot may still hold the last block.
+  __device__ uint32_t loads_ended(int slot) const {
+    return barrier(2 * Tr::kQBuffers + 4 * Tr::kStages + 2 * Tr::kValueStagingSlots + slot);
   }
 };
 

@@ -152,6 +152,11 @@ constexpr int fp8_block_n(int bucket) { return bucket == 128 ? 192 : 128; }
 /// bytes) that divides the block.
 constexpr int fp8_value_panel_keys(int block_n) { return block_n % 128 == 0 ? 128 : 64; }
 
+/// Buffers of the FP8 forward's V blocks as TMA loads them ([keys][D]), which the producer
+/// warpgroup's other warps transpose into the V stages (fwd_value_transposer.cuh): two, so that
+/// one block's load overlaps the transposition of the one before.
+inline constexpr int kFp8ValueStagingSlots = 2;
+
 /// The FP8 forward's tile of a bucket with `block_m` rows: fp8_block_n keys, and as many K/V
 /// stages as fit with O's staging (a stage is half of a 16-bit one's bytes). Its rows are the
 /// 16-bit forward's choice at that width (fwd_block_m): 128, or the wide 192 at D = 64, where the
@@ -365,10 +370,11 @@ constexpr int launch_registers(int threads) { return 65536 / threads / 8 * 8 * t
 inline constexpr int kProducerRegisters = 24;
 constexpr int consumer_registers(const FwdTile& t) { return t.consumers() == 2 ? 240 : 160; }
 
-/// Bytes of the 8-byte mbarriers: per Q buffer full and empty, and per stage K full, V full, K
-/// empty, V empty.
-constexpr std::size_t barrier_bytes(int q_buffers, int stages) {
-  return 8 * (2 * q_buffers + 4 * stages);
+/// Bytes of the 8-byte mbarriers: per Q buffer full and empty, per stage K full, V full, K empty,
+/// V empty, and in FP8 (`staging_slots` > 0) per staging slot full and empty and an 8-byte word
+/// that tells the transposing warps the loads have ended.
+constexpr std::size_t barrier_bytes(int q_buffers, int stages, int staging_slots = 0) {
+  return 8 * (2 * q_buffers + 4 * stages + 3 * staging_slots);
 }
 
 /// Shared memory one block may use on sm90 (the opt-in maximum of the H100 and H200).
@@ -385,17 +391,18 @@ constexpr int fwd_q_buffers(int bucket, int block_m, int block_n) {
 }
 
 /// Bytes of the pipeline of a tile of `element_bytes` elements: its Q buffers, the K and V stages,
-/// the barriers, and 1 KiB of slack to align the swizzled tiles to 1024 bytes (the 128-byte
-/// swizzle pattern's period).
+/// in FP8 the V staging slots, the barriers, and 1 KiB of slack to align the swizzled tiles to
+/// 1024 bytes (the 128-byte swizzle pattern's period).
 constexpr std::size_t fwd_pipeline_bytes(int bucket, int block_m, int block_n,
                                          int element_bytes = 2) {
   const FwdTile t = fwd_tile(bucket, block_m, block_n, element_bytes);
   const int q_buffers = fwd_q_buffers(bucket, block_m, block_n);
+  const int staging_slots = element_bytes == 1 ? kFp8ValueStagingSlots : 0;
   const std::size_t tiles =
       (static_cast<std::size_t>(q_buffers * t.block_m + t.stages * t.block_n) * bucket +
-       static_cast<std::size_t>(t.stages) * t.block_n * value_columns(bucket)) *
+       static_cast<std::size_t>(t.stages + staging_slots) * t.block_n * value_columns(bucket)) *
       element_bytes;
-  return tiles + barrier_bytes(q_buffers, t.stages) + 1024;
+  return tiles + barrier_bytes(q_buffers, t.stages, staging_slots) + 1024;
 }
 
 /// Bytes of one 64-column panel of a consumer warp's O staging buffer: 16 rows of 128 bytes.

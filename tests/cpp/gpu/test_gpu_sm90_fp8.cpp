@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <set>
 #include <string>
-#include <utility>
 
 #include "attention_check.h"
 #include "cuda/sm90/fp8_values.h"
@@ -33,22 +32,6 @@ TEST(Sm90Fp8Values, EachGroupOf32KeysIsAPermutation) {
   EXPECT_EQ(sm90::fp8_key_at(4), 2);
   EXPECT_EQ(sm90::fp8_key_at(6), 10);
   EXPECT_EQ(sm90::fp8_key_at(19), 25);
-}
-
-TEST(Sm90Fp8Values, PanelsCoverEveryKey) {
-  sm90::Fp8Values v;
-  v.seqs = 2;
-  v.heads = 3;
-  v.head_dim = 80;
-  v.keys = 77;
-  v.panel_keys = 64;
-  EXPECT_EQ(sm90::fp8_value_panels(v), 2);
-  EXPECT_EQ(sm90::fp8_transposed_bytes(v), 2u * 3 * 2 * 80 * 64);
-  v.panel_keys = 128;
-  for (const auto& [keys, panels] : {std::pair{1, 1}, {128, 1}, {129, 2}, {32760, 256}}) {
-    v.keys = keys;
-    EXPECT_EQ(sm90::fp8_value_panels(v), panels) << keys << " keys";
-  }
 }
 
 TEST(Sm90Fp8Tile, TilesFitAndHoldWholeValuePanels) {
