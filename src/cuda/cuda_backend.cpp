@@ -1006,7 +1006,7 @@ bool fp8_forward_supports(const Problem& p, std::string* why) {
   if (std::max(p.seqlen_q, p.seqlen_k) > INT32_MAX - 256) {
     return fail(why, "the FP8 forward addresses rows with 32-bit TMA coordinates");
   }
-  if (sm90_forward_tiles(p, bucket, sm90::fp8_fwd_tile(bucket).block_m) > INT32_MAX) {
+  if (sm90_forward_tiles(p, bucket, sm90::kNarrowBlockM) > INT32_MAX) {
     return fail(why, "the problem needs more than 2^31 tiles of the sm90 schedule");
   }
   return true;
@@ -1103,17 +1103,15 @@ bool cuda_sm90_backward_preferred(const Problem& p) {
 
 namespace {
 
-/// The FP8 forward's tile of p on `sm_count` SMs (tile_config.h's fp8_fwd_tile): query rows as
-/// the 16-bit forward chooses them at the FP8 key width, or as FLASHVISION_SM90_FWD_ROWS says
-/// where the bucket has FP8 tiles of those rows.
+/// The FP8 forward's tile of p on `sm_count` SMs (tile_config.h's fp8_fwd_tile): the key width
+/// fp8_fwd_block_n picks for p's keys, and query rows as the 16-bit forward chooses them at that
+/// width, or as FLASHVISION_SM90_FWD_ROWS says where the bucket has FP8 tiles of those rows.
 sm90::FwdTile sm90_fp8_forward_tile(const Problem& p, int bucket, int sm_count) {
-  const int block_n = sm90::fp8_block_n(bucket);
+  const int block_n = sm90::fp8_fwd_block_n(bucket, p.seqlen_k);
   int block_m = sm90::fwd_block_m(bucket, block_n, p.seqlen_q, p.batch * p.heads, sm_count);
-  if (const int rows = sm90_rows_override(); rows != 0) {
-    block_m = sm90::fp8_tile_rows(bucket, rows) ? rows : sm90::kNarrowBlockM;
-  }
-  return sm90::fp8_fwd_tile(bucket,
-                            sm90::fp8_tile_rows(bucket, block_m) ? block_m : sm90::kNarrowBlockM);
+  if (const int rows = sm90_rows_override(); rows != 0) block_m = rows;
+  if (!sm90::fp8_tile_exists(bucket, block_m, block_n)) block_m = sm90::kNarrowBlockM;
+  return sm90::fp8_fwd_tile(bucket, block_m, block_n);
 }
 
 /// The sm90 forward's schedule of `params.num_tiles` tiles with `split`, the divisors that place

@@ -19,9 +19,10 @@ SS_MN_SHAPES = (16, 32, 48, 64)
 # N of O += P V (the head-dim buckets).
 RS_SHAPES = (32, 48, 64, 80, 96, 128, 160, 192, 256)
 DTYPES = (("__nv_bfloat16", "bf16"), ("__half", "f16"))
-# The FP8 (e4m3) forward: N of S = Q K^T (fp8_block_n in src/cuda/sm90/tile_config.h) and of
-# O += P V with V transposed, both operands K-major (its buckets, fp8_bucket).
-FP8_SS_SHAPES = (128, 192)
+# The FP8 (e4m3) forward: N of S = Q K^T (fp8_block_n and fp8_second_block_n in
+# src/cuda/sm90/tile_config.h) and of O += P V with V transposed, both operands K-major (its
+# buckets, fp8_bucket).
+FP8_SS_SHAPES = (128, 192, 224)
 FP8_RS_SHAPES = (64, 128, 256)
 
 HEADER = """\

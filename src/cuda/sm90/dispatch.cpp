@@ -53,33 +53,32 @@ void forward_bucket(int block_m, int block_n, const FwdParams& params, void* str
   }
 }
 
-/// The FP8 instantiation of bucket kDim with `block_m`-row tiles where the FP8 forward has it;
-/// false where it does not.
+/// The FP8 instantiation of bucket kDim with `block_m` x `block_n` tiles where the FP8 forward
+/// has it (fp8_tile_exists); false where it does not.
 template <int kDim>
-bool forward_fp8_bucket(int block_m, const FwdParams& params, void* stream) {
+bool forward_fp8_bucket(int block_m, int block_n, const FwdParams& params, void* stream) {
   if constexpr (fp8_bucket(kDim)) {
-    constexpr int kWide = wide_block_m(kDim);
-    if constexpr (fp8_tile_rows(kDim, kWide)) {
-      if (block_m == kWide) {
-        run_fwd<DType::f8e4m3, kDim, kWide, fp8_block_n(kDim)>(params, stream);
-        return true;
-      }
-    }
-    if (block_m == kNarrowBlockM) {
-      run_fwd<DType::f8e4m3, kDim, kNarrowBlockM, fp8_block_n(kDim)>(params, stream);
-      return true;
-    }
+    constexpr int kLong = fp8_block_n(kDim);
+    constexpr int kSecond = fp8_second_block_n(kDim);
+    constexpr int kWide = fp8_tile_exists(kDim, wide_block_m(kDim), kLong) ? wide_block_m(kDim) : 0;
+    return run_if_tile<DType::f8e4m3, kDim, kNarrowBlockM, kLong>(block_m, block_n, params,
+                                                                  stream) ||
+           run_if_tile<DType::f8e4m3, kDim, kNarrowBlockM, kSecond>(block_m, block_n, params,
+                                                                    stream) ||
+           run_if_tile<DType::f8e4m3, kDim, kWide, kLong>(block_m, block_n, params, stream);
   }
   return false;
 }
 
 template <int... kDims>
-void forward_fp8_in(sm80::HeadDimList<kDims...>, int bucket, int block_m, const FwdParams& params,
-                    void* stream) {
-  const bool ran = ((bucket == kDims && forward_fp8_bucket<kDims>(block_m, params, stream)) || ...);
+void forward_fp8_in(sm80::HeadDimList<kDims...>, int bucket, int block_m, int block_n,
+                    const FwdParams& params, void* stream) {
+  const bool ran =
+      ((bucket == kDims && forward_fp8_bucket<kDims>(block_m, block_n, params, stream)) || ...);
   if (!ran) {
     throw Error("sm90: the FP8 forward of head-dim bucket " + std::to_string(bucket) + " with " +
-                std::to_string(block_m) + "-row tiles is not compiled");
+                std::to_string(block_m) + " x " + std::to_string(block_n) +
+                " tiles is not compiled");
   }
 }
 
@@ -148,7 +147,8 @@ void forward(DType dtype, int bucket, int block_m, int block_n, const FwdParams&
       return forward_in<DType::bf16>(sm80::Sm90CompiledHeadDims{}, bucket, block_m, block_n, params,
                                      stream);
     case DType::f8e4m3:
-      return forward_fp8_in(sm80::Sm90CompiledHeadDims{}, bucket, block_m, params, stream);
+      return forward_fp8_in(sm80::Sm90CompiledHeadDims{}, bucket, block_m, block_n, params,
+                            stream);
     default:
       throw Error(std::string("sm90: the forward supports f16, bf16 and f8e4m3, got ") +
                   to_string(dtype));

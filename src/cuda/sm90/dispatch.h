@@ -14,8 +14,8 @@ const char* compiled_buckets_text();
 /// Forward for a f16/bf16 problem in a bucket this build compiled (FLASHVISION_HEAD_DIMS), with
 /// tiles of `block_m` query rows and `block_n` keys per step: one of the bucket's tiles
 /// (tile_config.h, fwd_block_m and fwd_block_n), whose rows and keys the Q and the K, V tensor
-/// maps of `params` must use as their box rows. An f8e4m3 problem runs the bucket's FP8 tile of
-/// `block_m` rows (fp8_fwd_tile; block_n is not read), V transposed (fp8_values.h).
+/// maps of `params` must use as their box rows. An f8e4m3 problem runs one of the bucket's FP8
+/// tiles (fp8_tile_exists).
 void forward(DType dtype, int bucket, int block_m, int block_n, const FwdParams& params,
              void* stream);
 

@@ -141,41 +141,60 @@ constexpr int fwd_text_bucket(int bucket, long long max_seqlen_k) {
 /// to 256, in buckets 64, 128 and 256 (one wgmma k-step of S = Q K is 32 of them).
 constexpr bool fp8_bucket(int bucket) { return bucket == 64 || bucket == 128 || bucket == 256; }
 
-/// Keys per step of the FP8 forward's tiles of a bucket. Its P V takes V transposed ([D][keys]:
-/// fp8 wgmma reads both operands K-major), stored as panels of D rows of fp8_value_panel_keys
-/// keys. 192 at D = 128, where S, P and O of 192 keys fit a consumer's 240 registers and the
-/// GEMMs of a block run twice as fast as in bf16, so its fixed costs weigh twice as much; 128 at
-/// D = 64 (whose wide tile's consumers have 160 registers) and D = 256 (O's 128 registers).
+/// Keys per step of the FP8 forward's long tiles of a bucket. Its P V takes V transposed
+/// ([D][keys]: fp8 wgmma reads both operands K-major), stored as panels of D rows of
+/// fp8_value_panel_keys keys. 192 at D = 128, where S, P and O of 192 keys fit a consumer's 240
+/// registers and the GEMMs of a block run twice as fast as in bf16, so its fixed costs weigh
+/// twice as much; 128 at D = 64 (whose wide tile's consumers have 160 registers) and D = 256 (O's
+/// 128 registers).
 constexpr int fp8_block_n(int bucket) { return bucket == 128 ? 192 : 128; }
 
-/// Keys of a panel of the FP8 forward's transposed V: one row of the widest swizzle (128 or 64
-/// bytes) that divides the block.
-constexpr int fp8_value_panel_keys(int block_n) { return block_n % 128 == 0 ? 128 : 64; }
+/// The FP8 forward's second key width of a bucket (128-row tiles), or 0 where it has none. At
+/// D = 64, 224 keys (seven k-steps of P V) hold ViT-B/16's 197 in one block, so that its tiles
+/// run the cross-tile pipeline (at 128 keys they were two blocks, and ViT-B/16's FP8 kernel took
+/// 30 % longer than our bf16 one on the H200: perf-notes, session 28); S, P and O of 224 keys fit
+/// two consumers' 240 registers, not the wide tile's 160 (256 keys spilled where a tile has
+/// several blocks). At D = 128, 128 keys pad lengths of whole 128s less (N = 1024: eight blocks
+/// of 128 against six of 192, 1152 keys).
+constexpr int fp8_second_block_n(int bucket) {
+  return bucket == 64 ? 224 : (bucket == 128 ? 128 : 0);
+}
+
+/// Keys of a panel of the FP8 forward's transposed V: one row of the widest swizzle (128, 64 or
+/// 32 bytes) that divides the block.
+constexpr int fp8_value_panel_keys(int block_n) {
+  return block_n % 128 == 0 ? 128 : (block_n % 64 == 0 ? 64 : 32);
+}
 
 /// Buffers of the FP8 forward's V blocks as TMA loads them ([keys][D]), which the producer
 /// warpgroup's other warps transpose into the V stages (fwd_value_transposer.cuh): two, so that
 /// one block's load overlaps the transposition of the one before.
 inline constexpr int kFp8ValueStagingSlots = 2;
 
-/// The FP8 forward's tile of a bucket with `block_m` rows: fp8_block_n keys, and as many K/V
+/// The FP8 forward's tile of a bucket with `block_m` rows and `block_n` keys, with as many K/V
 /// stages as fit with O's staging (a stage is half of a 16-bit one's bytes). Its rows are the
 /// 16-bit forward's choice at that width (fwd_block_m): 128, or the wide 192 at D = 64, where the
 /// softmax bounds the tile as in bf16.
-constexpr FwdTile fp8_fwd_tile(int bucket, int block_m = 128) {
-  return {block_m, fp8_block_n(bucket), bucket <= 128 ? 3 : 2};
+constexpr FwdTile fp8_fwd_tile(int bucket, int block_m, int block_n) {
+  return {block_m, block_n, bucket <= 128 ? 3 : 2};
 }
 
-/// Whether the FP8 forward of the bucket has a tile of `block_m` rows: 128, and the wide rows
-/// where the 16-bit forward's wide tile applies at fp8_block_n keys.
-constexpr bool fp8_tile_rows(int bucket, int block_m) {
-  return block_m == 128 || (block_m != 0 && block_m == wide_block_m(bucket) &&
-                            wide_block_n(bucket) == fp8_block_n(bucket));
+/// Whether the FP8 forward of the bucket has a tile of `block_m` rows and `block_n` keys: 128 rows
+/// with the long or the second width, and the wide rows where the 16-bit forward's wide tile has
+/// the FP8 long width.
+constexpr bool fp8_tile_exists(int bucket, int block_m, int block_n) {
+  const int long_n = fp8_block_n(bucket), second_n = fp8_second_block_n(bucket);
+  if (!fp8_bucket(bucket) || (block_n != long_n && (second_n == 0 || block_n != second_n))) {
+    return false;
+  }
+  return block_m == kNarrowBlockM || (block_m != 0 && block_m == wide_block_m(bucket) &&
+                                      block_n == long_n && wide_block_n(bucket) == long_n);
 }
 
 /// The bucket's tile with `block_m` query rows and `block_n` keys per step for elements of
 /// `element_bytes` bytes; every 16-bit tile of a bucket has its stages.
 constexpr FwdTile fwd_tile(int bucket, int block_m, int block_n, int element_bytes = 2) {
-  FwdTile t = element_bytes == 1 ? fp8_fwd_tile(bucket, block_m) : fwd_tile(bucket);
+  FwdTile t = element_bytes == 1 ? fp8_fwd_tile(bucket, block_m, block_n) : fwd_tile(bucket);
   t.block_m = block_m;
   t.block_n = block_n;
   return t;
@@ -184,9 +203,7 @@ constexpr FwdTile fwd_tile(int bucket, int block_m, int block_n, int element_byt
 /// Whether the bucket has that tile: 128 rows with its long, second, short or text key width, or
 /// its wide rows with the wide tile's width; in FP8 (`element_bytes` 1) one of its FP8 tiles.
 constexpr bool fwd_tile_exists(int bucket, int block_m, int block_n, int element_bytes = 2) {
-  if (element_bytes == 1) {
-    return fp8_bucket(bucket) && fp8_tile_rows(bucket, block_m) && block_n == fp8_block_n(bucket);
-  }
+  if (element_bytes == 1) return fp8_tile_exists(bucket, block_m, block_n);
   const int long_n = fwd_tile(bucket).block_n;
   const int second_n = second_block_n(bucket);
   const int short_n = short_block_n(bucket);
@@ -209,6 +226,19 @@ inline constexpr int kShortWidthMaxBlocks = 4;
 /// Modelled cost of `keys` keys in blocks of `block_n`: padded keys plus a per-block overhead.
 constexpr long long key_blocks_cost(long long keys, int block_n) {
   return (keys + block_n - 1) / block_n * (block_n + kBlockOverheadKeys);
+}
+
+/// Key-block width of the FP8 forward of a bucket for a longest key sequence of `max_seqlen_k`: at
+/// D = 64 the second width where the keys need more than one long block and fit one of it; at
+/// D = 128 the width key_blocks_cost prices lower (the long one on a tie); else the long width.
+constexpr int fp8_fwd_block_n(int bucket, long long max_seqlen_k) {
+  const int long_n = fp8_block_n(bucket), second_n = fp8_second_block_n(bucket);
+  if (second_n == 0) return long_n;
+  if (second_n > long_n) {
+    return max_seqlen_k > long_n && max_seqlen_k <= second_n ? second_n : long_n;
+  }
+  return key_blocks_cost(max_seqlen_k, second_n) < key_blocks_cost(max_seqlen_k, long_n) ? second_n
+                                                                                        : long_n;
 }
 
 /// Key-block width of the forward of a bucket for a longest key sequence of `max_seqlen_k`: the

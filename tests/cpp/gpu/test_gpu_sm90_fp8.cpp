@@ -1,7 +1,7 @@
 // The Hopper forward in FP8: q, k, v in e4m3, out in bf16, against the float64 reference of the
 // stored values times their descales. Every FP8 bucket (64, 128, 256) and head dims padded into
-// them; key counts that leave partial 32-key groups of the transposed V and partial 128-key
-// blocks; one-block tiles (the cross-tile pipeline), split last waves, grouped heads, both
+// them; key counts that leave partial 32-key groups of the transposed V and partial blocks of
+// every key width; one-block tiles (the cross-tile pipeline), split last waves, grouped heads, both
 // layouts with padded rows, the causal mask, descales, and ramped scores that move a row's max.
 // The host tests check the transposed V's key order and the FP8 tile's choices.
 #include <gtest/gtest.h>
@@ -38,22 +38,46 @@ TEST(Sm90Fp8Tile, TilesFitAndHoldWholeValuePanels) {
   for (const int bucket : sm90::kHeadDimBuckets) {
     if (!sm90::fp8_bucket(bucket)) continue;
     for (const int rows : {sm90::kNarrowBlockM, sm90::wide_block_m(bucket)}) {
-      if (!sm90::fp8_tile_rows(bucket, rows)) continue;
-      SCOPED_TRACE("bucket " + std::to_string(bucket) + ", " + std::to_string(rows) + " rows");
-      const sm90::FwdTile t = sm90::fp8_fwd_tile(bucket, rows);
-      EXPECT_TRUE(sm90::fwd_tile_exists(bucket, t.block_m, t.block_n, 1));
-      EXPECT_FALSE(sm90::fwd_tile_exists(bucket, t.block_m, t.block_n + 16, 1));
-      EXPECT_EQ(t.block_n % sm90::fp8_value_panel_keys(t.block_n), 0);
-      EXPECT_LE(sm90::fwd_smem_bytes(bucket, t.block_m, t.block_n, 1), sm90::kMaxSmemBytes);
+      for (const int keys : {sm90::fp8_block_n(bucket), sm90::fp8_second_block_n(bucket)}) {
+        if (!sm90::fp8_tile_exists(bucket, rows, keys)) continue;
+        SCOPED_TRACE("bucket " + std::to_string(bucket) + ", " + std::to_string(rows) + " x " +
+                     std::to_string(keys));
+        const sm90::FwdTile t = sm90::fp8_fwd_tile(bucket, rows, keys);
+        EXPECT_TRUE(sm90::fwd_tile_exists(bucket, t.block_m, t.block_n, 1));
+        EXPECT_FALSE(sm90::fwd_tile_exists(bucket, t.block_m, t.block_n + 16, 1));
+        EXPECT_EQ(t.block_n % sm90::fp8_value_panel_keys(t.block_n), 0);
+        EXPECT_LE(sm90::fwd_smem_bytes(bucket, t.block_m, t.block_n, 1), sm90::kMaxSmemBytes);
+      }
     }
   }
-  // The wide rows where the 16-bit forward's wide tile has the FP8 width: D = 64 only.
-  EXPECT_TRUE(sm90::fp8_tile_rows(64, 192));
-  EXPECT_FALSE(sm90::fp8_tile_rows(128, 192));
+  // The wide rows where the 16-bit forward's wide tile has the FP8 long width: D = 64 only.
+  EXPECT_TRUE(sm90::fp8_tile_exists(64, 192, 128));
+  EXPECT_FALSE(sm90::fp8_tile_exists(64, 192, 224));
+  EXPECT_FALSE(sm90::fp8_tile_exists(128, 192, 192));
+  EXPECT_FALSE(sm90::fp8_tile_exists(256, 128, 256));
   EXPECT_EQ(sm90::fp8_value_panel_keys(192), 64);
+  EXPECT_EQ(sm90::fp8_value_panel_keys(224), 32);
   EXPECT_EQ(sm90::swizzle_bytes(64, 1), 64);
   EXPECT_EQ(sm90::swizzle_bytes(128, 1), 128);
   EXPECT_EQ(sm90::swizzle_bytes(256, 1), 128);
+}
+
+TEST(Sm90Fp8Tile, KeyWidths) {
+  // D = 64: 224 keys where they make one block of more than 128 keys (ViT-B/16's 197).
+  EXPECT_EQ(sm90::fp8_fwd_block_n(64, 77), 128);
+  EXPECT_EQ(sm90::fp8_fwd_block_n(64, 128), 128);
+  EXPECT_EQ(sm90::fp8_fwd_block_n(64, 129), 224);
+  EXPECT_EQ(sm90::fp8_fwd_block_n(64, 197), 224);
+  EXPECT_EQ(sm90::fp8_fwd_block_n(64, 224), 224);
+  EXPECT_EQ(sm90::fp8_fwd_block_n(64, 225), 128);
+  EXPECT_EQ(sm90::fp8_fwd_block_n(64, 4096), 128);
+  // D = 128: the width that pads less by key_blocks_cost.
+  EXPECT_EQ(sm90::fp8_fwd_block_n(128, 1024), 128);
+  EXPECT_EQ(sm90::fp8_fwd_block_n(128, 255), 128);
+  EXPECT_EQ(sm90::fp8_fwd_block_n(128, 257), 192);
+  EXPECT_EQ(sm90::fp8_fwd_block_n(128, 4096), 192);
+  EXPECT_EQ(sm90::fp8_fwd_block_n(128, 16384), 192);
+  EXPECT_EQ(sm90::fp8_fwd_block_n(256, 197), 128);
 }
 
 class GpuSm90Fp8 : public ::testing::Test {
@@ -78,6 +102,18 @@ TEST_F(GpuSm90Fp8, PartialGroupsAndBlocksOfKeys) {
   for (const int64_t nk : {1, 31, 33, 129, 200, 255, 2049}) {
     check_forward(target(), dense_case(DType::f8e4m3, 130, nk, 128));
   }
+}
+
+TEST_F(GpuSm90Fp8, ShortWidthAtHeadDim64) {
+  // 224-key blocks: one a tile (the cross-tile pipeline) from 129 keys, ViT-B/16's 197 among them.
+  for (const int64_t nk : {129, 197, 224}) {
+    AttentionCase c = dense_case(DType::f8e4m3, 197, nk, 64);
+    c.batch = 3;
+    c.heads = c.heads_kv = 12;
+    check_forward(target(), c);
+  }
+  const ScopedEnv off("FLASHVISION_SM90_FWD_CROSS_TILE", "0");
+  check_forward(target(), dense_case(DType::f8e4m3, 197, 197, 48));
 }
 
 TEST_F(GpuSm90Fp8, OneBlockTilesCrossTile) {
