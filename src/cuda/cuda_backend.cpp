@@ -30,6 +30,7 @@
 #ifdef FLASHVISION_HAVE_SM90
 #include "cuda/sm90/bwd_config.h"
 #include "cuda/sm90/dispatch.h"
+#include "cuda/sm90/fp8_values.h"
 #include "cuda/sm90/params.h"
 #include "cuda/sm90/tensor_maps.h"
 #include "cuda/sm90/tile_config.h"
@@ -1126,8 +1127,24 @@ void schedule_forward_tiles(sm90::FwdParams& params, const Problem& p, const sm9
   params.cross_tile = sm90_cross_tile(p, params, tile) ? 1 : 0;
 }
 
-/// The FP8 forward: the kernel of the bucket's FP8 tile, which reads Q, K and V as the 16-bit
-/// forward does, transposes V in shared memory and writes bf16 O.
+/// Whether the FP8 forward of p transposes V in the kernel rather than in a pass before it:
+/// FLASHVISION_SM90_FP8_VALUES's choice (tests and benchmarks run both), by default where
+/// tile_config.h's fp8_values_in_kernel says so or the pass cannot launch for `values`.
+bool fp8_values_in_kernel(const Problem& p, const sm90::FwdTile& tile, int bucket,
+                          int64_t num_m_blocks, const sm90::Fp8Values& values) {
+  const int request = env_choice("FLASHVISION_SM90_FP8_VALUES",
+                                 {{"auto", -1}, {"kernel", 1}, {"pass", 0}}, -1,
+                                 "auto, kernel (V transposed in the forward kernel) or pass (in a "
+                                 "pass before it)");
+  if (!sm90::fp8_values_pass_fits(values)) return true;
+  if (request != -1) return request == 1;
+  return sm90::fp8_values_in_kernel(bucket, tile.block_n, p.seqlen_k, num_m_blocks,
+                                    p.heads / p.heads_kv);
+}
+
+/// The FP8 forward: the kernel of the bucket's FP8 tile, which reads Q and K as the 16-bit forward
+/// does, reads V as it lies and transposes it in shared memory or reads it as a pass before the
+/// kernel transposed it into a stream-ordered workspace (fp8_values.h), and writes bf16 O.
 void forward_sm90_fp8(const Problem& p) {
   const int bucket = fp8_forward_bucket(p.head_dim);
   const int sm_count = std::max(1, device_info(p.device_index).sm_count);
@@ -1143,8 +1160,31 @@ void forward_sm90_fp8(const Problem& p) {
   const int swizzle = sm90::swizzle_bytes(bucket, 1);
   params.tmap_q = sm90::make_tensor_map(geometry(p, p.q, false), swizzle, tile.block_m, swizzle);
   params.tmap_k = sm90::make_tensor_map(geometry(p, p.k, true), swizzle, tile.block_n, swizzle);
-  params.tmap_v = sm90::make_tensor_map(geometry(p, p.v, true), swizzle, tile.block_n, swizzle);
-  with_split_workspace(p, params, [&] { run_forward_sm90(p, params, bucket, tile); });
+  const int panel_keys = sm90::fp8_value_panel_keys(tile.block_n);
+  const sm90::Fp8Values values{p.v.data,   p.v.seq_stride, p.v.row_stride, p.v.head_stride, p.batch,
+                               p.seqlen_k, p.heads_kv,     p.head_dim,     panel_keys};
+  if (fp8_values_in_kernel(p, tile, bucket, params.num_m_blocks, values)) {
+    params.tmap_v = sm90::make_tensor_map(geometry(p, p.v, true), swizzle, tile.block_n, swizzle);
+    with_split_workspace(p, params, [&] { run_forward_sm90(p, params, bucket, tile); });
+    return;
+  }
+  auto* stream = static_cast<cudaStream_t>(p.stream);
+  void* transposed = nullptr;
+  cuda_check(cudaMallocFromPoolAsync(&transposed, sm90::fp8_transposed_bytes(values),
+                                     split_pool(p.device_index), stream),
+             "cudaMallocFromPoolAsync (the FP8 forward's transposed V)");
+  try {
+    sm90::transpose_fp8_values(values, transposed, p.stream);
+    params.tmap_v = sm90::make_fp8_values_map(transposed, panel_keys, p.head_dim,
+                                              sm90::fp8_value_panels(values), p.heads_kv, p.batch,
+                                              sm90::value_columns(bucket));
+    params.fp8_values_transposed = 1;
+    with_split_workspace(p, params, [&] { run_forward_sm90(p, params, bucket, tile); });
+  } catch (...) {
+    cudaFreeAsync(transposed, stream);
+    throw;
+  }
+  cuda_check(cudaFreeAsync(transposed, stream), "cudaFreeAsync (the FP8 forward's transposed V)");
 }
 
 void forward_sm90(const Problem& p) {

@@ -46,8 +46,10 @@ __global__ void __launch_bounds__(FwdTraits<T, kHeadDim, kBlockM, kBlockN>::kThr
     }
     for (int stage = 0; stage < Tr::kStages; ++stage) {
       mbarrier_init(smem.k_full(stage), 1);
-      // FP8: the transposing warps fill the V stages (fwd_value_transposer.cuh).
-      mbarrier_init(smem.v_full(stage), Tr::kFp8 ? kValueTransposerWarps : 1);
+      // FP8: the transposing warps fill the V stages (fwd_value_transposer.cuh), unless a pass
+      // before the kernel did and TMA loads them.
+      mbarrier_init(smem.v_full(stage),
+                    Tr::kFp8 && !p.fp8_values_transposed ? kValueTransposerWarps : 1);
       mbarrier_init(smem.k_empty(stage), Tr::kConsumers * 4 * kCtas);
       mbarrier_init(smem.v_empty(stage), Tr::kConsumers * 4 * kCtas);
     }
@@ -77,7 +79,9 @@ __global__ void __launch_bounds__(FwdTraits<T, kHeadDim, kBlockM, kBlockN>::kThr
       produce<T, kHeadDim, kBlockM, kBlockN, kCtas>(p, smem);
     }
     if constexpr (Tr::kFp8) {
-      if (threadIdx.x >= 32) transpose_values(smem, static_cast<int>(threadIdx.x) / 32 - 1);
+      if (threadIdx.x >= 32 && !p.fp8_values_transposed) {
+        transpose_values(smem, static_cast<int>(threadIdx.x) / 32 - 1);
+      }
     }
   } else {
     set_max_registers<Tr::kConsumerRegisters, true>();

@@ -5,7 +5,8 @@
 // has two Q buffers). In clusters that share K and V (kCtas > 1), the producers of the cluster
 // walk the same key blocks, and each loads its share of every block's rows into every CTA. In FP8
 // V blocks go to staging slots instead, from which the producer warpgroup's other warps write
-// the V stages transposed (fwd_value_transposer.cuh).
+// the V stages transposed (fwd_value_transposer.cuh), or, where a pass before the kernel
+// transposed V (FwdParams::fp8_values_transposed), straight into the V stages.
 #pragma once
 
 #include "cuda/sm90/fwd_traits.cuh"
@@ -57,6 +58,22 @@ __device__ __forceinline__ void load_key_block(uint32_t dst, const CUtensorMap* 
   }
 }
 
+/// FP8: a block of V as transpose_fp8_values wrote it (FwdParams::tmap_v over [sequence][head]
+/// [panel][D][kValuePanelKeys]), a box a panel; `row`, the block's first key, is a multiple of
+/// kBlockN and so of the panel's keys (the FP8 forward is dense: a sequence's keys start at row 0).
+template <typename T, int kHeadDim, int kBlockM, int kBlockN>
+__device__ __forceinline__ void load_transposed_values(uint32_t dst, const CUtensorMap* map,
+                                                       int row, int head, int seq_coord,
+                                                       uint32_t bar) {
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
+  constexpr int kPanelKeys = Tr::kValuePanelKeys;
+#pragma unroll
+  for (int panel = 0; panel < kBlockN / kPanelKeys; ++panel) {
+    tma_load_5d(dst + panel * Tr::kHeadDimV * kPanelKeys, map, 0, 0, row / kPanelKeys + panel, head,
+                seq_coord, bar);
+  }
+}
+
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kCtas>
 __device__ __forceinline__ void produce(const FwdParams& p,
                                         const SmemLayout<T, kHeadDim, kBlockM, kBlockN>& smem) {
@@ -86,15 +103,22 @@ __device__ __forceinline__ void produce(const FwdParams& p,
       load_key_block<T, kHeadDim, kBlockM, kBlockN, kCtas, Tr::kPanels>(
           smem.k(stage), &p.tmap_k, 0, key_row, w.head_kv, w.seq_coord, smem.k_full(stage));
       if constexpr (Tr::kFp8) {
-        // Into a staging slot, which the transposing warps write into the V stage.
         static_assert(kCtas == 1);
-        const int slot = slots.stage();
-        mbarrier_wait(smem.v_loaded_empty(slot), slots.parity() ^ 1);
-        mbarrier_arrive_expect_tx(smem.v_loaded_full(slot), Tr::kVBytes);
-        load_tile<T, kHeadDim, kBlockM, kBlockN, kBlockN, Tr::kPanelsV>(
-            smem.v_loaded(slot), &p.tmap_v, w.v_col0, key_row, w.head_kv, w.seq_coord,
-            smem.v_loaded_full(slot));
-        ++slots.index;
+        if (p.fp8_values_transposed) {
+          mbarrier_wait(smem.v_empty(stage), free_parity);
+          mbarrier_arrive_expect_tx(smem.v_full(stage), Tr::kVBytes);
+          load_transposed_values<T, kHeadDim, kBlockM, kBlockN>(
+              smem.v(stage), &p.tmap_v, key_row, w.head_kv, w.seq_coord, smem.v_full(stage));
+        } else {
+          // Into a staging slot, which the transposing warps write into the V stage.
+          const int slot = slots.stage();
+          mbarrier_wait(smem.v_loaded_empty(slot), slots.parity() ^ 1);
+          mbarrier_arrive_expect_tx(smem.v_loaded_full(slot), Tr::kVBytes);
+          load_tile<T, kHeadDim, kBlockM, kBlockN, kBlockN, Tr::kPanelsV>(
+              smem.v_loaded(slot), &p.tmap_v, w.v_col0, key_row, w.head_kv, w.seq_coord,
+              smem.v_loaded_full(slot));
+          ++slots.index;
+        }
       } else {
         mbarrier_wait(smem.v_empty(stage), free_parity);
         mbarrier_arrive_expect_tx(smem.v_full(stage), Tr::kVBytes);
@@ -105,11 +129,13 @@ __device__ __forceinline__ void produce(const FwdParams& p,
     }
   }
   if constexpr (Tr::kFp8) {
-    // The next slot's arrival carries no block: the transposing warps find the loads ended.
-    const int slot = slots.stage();
-    mbarrier_wait(smem.v_loaded_empty(slot), slots.parity() ^ 1);
-    st_shared_u32(smem.loads_ended(slot), 1u);
-    mbarrier_arrive(smem.v_loaded_full(slot));
+    if (!p.fp8_values_transposed) {
+      // The next slot's arrival carries no block: the transposing warps find the loads ended.
+      const int slot = slots.stage();
+      mbarrier_wait(smem.v_loaded_empty(slot), slots.parity() ^ 1);
+      st_shared_u32(smem.loads_ended(slot), 1u);
+      mbarrier_arrive(smem.v_loaded_full(slot));
+    }
   }
 }
 

@@ -44,8 +44,14 @@ struct FwdParams {
   int split_cols = 0;  ///< columns of V and O (kHeadDimV)
   CUtensorMap tmap_q;  ///< box: one swizzle panel x kBlockM rows
   CUtensorMap tmap_k;  ///< box: one swizzle panel x kBlockN rows (a CTA's share with kv_multicast)
-  /// FP8: V transposed, [sequence][head][panel][D][panel keys] (fp8_values.h); box: a panel.
+  /// V as it lies (box: one swizzle panel x kBlockN rows), or in FP8 where fp8_values_transposed
+  /// is 1 as transpose_fp8_values wrote it ([sequence][head][panel][D][panel keys],
+  /// fp8_values.h; box: a panel).
   CUtensorMap tmap_v;
+  /// FP8: 1 where a pass before the kernel transposed V (tmap_v), which the producer then loads
+  /// into the V stages; 0 where the producer warpgroup's other warps transpose each block in shared
+  /// memory (fwd_value_transposer.cuh).
+  int fp8_values_transposed = 0;
   /// FP8: the factor V's stored values stand for (O is normalized by it as well); Q's and K's
   /// are in the softmax scale.
   float descale_v = 1.0f;

@@ -96,6 +96,30 @@ CUtensorMap make_tensor_map(const OperandGeometry& g, int box_cols, int box_rows
   return map;
 }
 
+CUtensorMap make_fp8_values_map(const void* data, int64_t panel_keys, int64_t head_dim,
+                                int64_t panels, int64_t heads, int64_t seqs, int box_rows) {
+  cuuint64_t dims[5] = {static_cast<cuuint64_t>(panel_keys), static_cast<cuuint64_t>(head_dim),
+                        static_cast<cuuint64_t>(panels), static_cast<cuuint64_t>(heads),
+                        static_cast<cuuint64_t>(seqs)};
+  // Bytes, as elements are: panel_keys is 32, 64 or 128, so every stride is a multiple of 16.
+  cuuint64_t strides[4] = {static_cast<cuuint64_t>(panel_keys)};
+  for (int i = 1; i < 4; ++i) strides[i] = strides[i - 1] * dims[i];
+  cuuint32_t box[5] = {static_cast<cuuint32_t>(panel_keys), static_cast<cuuint32_t>(box_rows), 1, 1,
+                       1};
+  cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
+  CUtensorMap map{};
+  const CUresult result = encode_function()(
+      &map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 5, const_cast<void*>(data), dims, strides, box,
+      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle_mode(static_cast<int>(panel_keys)),
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (result != CUDA_SUCCESS) {
+    throw Error("sm90: cuTensorMapEncodeTiled rejected the FP8 forward's V map (CUresult " +
+                std::to_string(static_cast<int>(result)) + ", panels of " +
+                std::to_string(panel_keys) + " keys, " + std::to_string(panels) + " panels)");
+  }
+  return map;
+}
+
 CUtensorMap make_dq_accum_map(float* data, int64_t head_dim, int64_t rows, int64_t heads,
                               int box_cols, int box_rows) {
   const uint64_t row_bytes = static_cast<uint64_t>(head_dim) * sizeof(float);

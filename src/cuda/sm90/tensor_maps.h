@@ -27,6 +27,13 @@ const char* tensor_map_problem(const OperandGeometry& g);
 CUtensorMap make_tensor_map(const OperandGeometry& g, int box_cols, int box_rows,
                             int swizzle_bytes);
 
+/// A rank-5 tiled map of the FP8 forward's transposed V (fp8_values.h: [seqs][heads][panels]
+/// [head_dim][panel_keys], contiguous) whose boxes are one panel's box_rows rows of panel_keys
+/// keys, with the swizzle of panel_keys bytes; rows past head_dim and panels past `panels` read
+/// as zero. Throws flashvision::Error when the driver rejects it.
+CUtensorMap make_fp8_values_map(const void* data, int64_t panel_keys, int64_t head_dim,
+                                int64_t panels, int64_t heads, int64_t seqs, int box_rows);
+
 /// A rank-3 tiled map of the backward's fp32 dQ accumulator, [head][row][dim] with dim contiguous
 /// and no padding, with boxes of box_cols x box_rows of one head and the 64-byte swizzle (the
 /// sm90 backward's dQ staging layout). Throws flashvision::Error when the driver rejects it.

@@ -241,6 +241,27 @@ constexpr int fp8_fwd_block_n(int bucket, long long max_seqlen_k) {
                                                                                         : long_n;
 }
 
+/// Query tiles that may read each V block of the FP8 forward (query blocks times the GQA group)
+/// where the kernel transposes V itself, up to D = 128 and above. Each of them transposes the block
+/// again, in the producer warpgroup's three warps beside the GEMMs, while a pass before the kernel
+/// moves V through device memory twice, once. On the H200 (bench/results/2026-12-02-s29, call 2,
+/// against the pass in alternated processes) the kernel's transposition took ViT-B/16 0.57x the
+/// time, ViT-L/14 (5 tiles) 0.88x, ViT-H/14 (3) 0.90x, SD 1.5 32 x 32 (8) 0.69x, D = 64 and 128
+/// at N = 1024 (6, 8) 0.92x and 0.90x, SD 1.5 16 x 16 (D = 256, 2) 0.66x; D = 256 at N = 1024
+/// (8) 1.03x; from 22 tiles 1.00-1.08x at D = 64 and 1.23-1.43x at D = 128 and 256, where the
+/// GEMMs outran the transposition (not profiled).
+constexpr int fp8_kernel_transposes_max(int bucket) { return bucket <= 128 ? 8 : 4; }
+
+/// Whether the FP8 forward transposes V in the kernel (FwdParams::fp8_values_transposed 0) for
+/// `num_m_blocks` query blocks of a GQA group of `group` heads a kv head and a longest key sequence
+/// of `max_seqlen_k` in blocks of `block_n`: where the tiles are one key block each (each block
+/// read once or twice: SDXL's cross-attention 0.74x the pass's time) or few read each V block
+/// (fp8_kernel_transposes_max).
+constexpr bool fp8_values_in_kernel(int bucket, int block_n, long long max_seqlen_k,
+                                    long long num_m_blocks, long long group) {
+  return max_seqlen_k <= block_n || num_m_blocks * group <= fp8_kernel_transposes_max(bucket);
+}
+
 /// Key-block width of the forward of a bucket for a longest key sequence of `max_seqlen_k`: the
 /// text width where `text_width` allows it, the bucket has one and the sequence fits one of its
 /// blocks; else the second long width where the bucket has one and it costs strictly less than

@@ -3,7 +3,8 @@
 // them; key counts that leave partial 32-key groups of the transposed V and partial blocks of
 // every key width; one-block tiles (the cross-tile pipeline), split last waves, grouped heads, both
 // layouts with padded rows, the causal mask, descales, and ramped scores that move a row's max.
-// The host tests check the transposed V's key order and the FP8 tile's choices.
+// Both ways of transposing V, in the kernel and in a pass before it. The host tests check the
+// transposed V's key order and the FP8 forward's choices of tile and transposition.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -80,6 +81,24 @@ TEST(Sm90Fp8Tile, KeyWidths) {
   EXPECT_EQ(sm90::fp8_fwd_block_n(256, 197), 128);
 }
 
+TEST(Sm90Fp8Tile, WhereTheKernelTransposesValues) {
+  // One key block a tile: always; else up to 8 query tiles a V block (4 at D = 256).
+  EXPECT_TRUE(sm90::fp8_values_in_kernel(64, 128, 77, 32, 1));
+  EXPECT_TRUE(sm90::fp8_values_in_kernel(64, 224, 197, 2, 1));
+  EXPECT_TRUE(sm90::fp8_values_in_kernel(128, 128, 1024, 8, 1));
+  EXPECT_FALSE(sm90::fp8_values_in_kernel(128, 128, 1024, 8, 2));
+  EXPECT_FALSE(sm90::fp8_values_in_kernel(128, 192, 4096, 32, 1));
+  EXPECT_TRUE(sm90::fp8_values_in_kernel(256, 128, 256, 2, 1));
+  EXPECT_FALSE(sm90::fp8_values_in_kernel(256, 128, 1024, 8, 1));
+  sm90::Fp8Values v;
+  v.heads = 65535;
+  v.seqs = 65535;
+  v.keys = 1000;
+  EXPECT_TRUE(sm90::fp8_values_pass_fits(v));
+  v.heads = 65536;
+  EXPECT_FALSE(sm90::fp8_values_pass_fits(v));
+}
+
 class GpuSm90Fp8 : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -87,33 +106,50 @@ class GpuSm90Fp8 : public ::testing::Test {
     if (!why.empty()) GTEST_SKIP() << why;
   }
   static Target target() { return cuda_target(CudaKernel::sm90); }
+  static void check_grouped_heads_layouts_causal_descales();
 };
 
+// Both ways V is transposed (fp8_values.h): in the kernel and in a pass before it.
+constexpr const char* kValuesModes[] = {"kernel", "pass"};
+
 TEST_F(GpuSm90Fp8, EveryTileAndPaddedHeadDims) {
-  for (const char* rows : {"128", "192"}) {
-    const ScopedEnv forced("FLASHVISION_SM90_FWD_ROWS", rows);
-    for (const int64_t d : {16, 48, 64, 80, 96, 128, 192, 256}) {
-      check_forward(target(), dense_case(DType::f8e4m3, 300, 1000, d));
+  for (const char* values : kValuesModes) {
+    const ScopedEnv mode("FLASHVISION_SM90_FP8_VALUES", values);
+    for (const char* rows : {"128", "192"}) {
+      const ScopedEnv forced("FLASHVISION_SM90_FWD_ROWS", rows);
+      for (const int64_t d : {16, 48, 64, 80, 96, 128, 192, 256}) {
+        SCOPED_TRACE(std::string("V transposed in the ") + values + ", " + rows + " rows");
+        check_forward(target(), dense_case(DType::f8e4m3, 300, 1000, d));
+      }
     }
   }
 }
 
 TEST_F(GpuSm90Fp8, PartialGroupsAndBlocksOfKeys) {
-  for (const int64_t nk : {1, 31, 33, 129, 200, 255, 2049}) {
-    check_forward(target(), dense_case(DType::f8e4m3, 130, nk, 128));
+  for (const char* values : kValuesModes) {
+    const ScopedEnv mode("FLASHVISION_SM90_FP8_VALUES", values);
+    for (const int64_t nk : {1, 31, 33, 129, 200, 255, 2049}) {
+      SCOPED_TRACE(std::string("V transposed in the ") + values);
+      check_forward(target(), dense_case(DType::f8e4m3, 130, nk, 128));
+    }
   }
 }
 
 TEST_F(GpuSm90Fp8, ShortWidthAtHeadDim64) {
-  // 224-key blocks: one a tile (the cross-tile pipeline) from 129 keys, ViT-B/16's 197 among them.
-  for (const int64_t nk : {129, 197, 224}) {
-    AttentionCase c = dense_case(DType::f8e4m3, 197, nk, 64);
-    c.batch = 3;
-    c.heads = c.heads_kv = 12;
-    check_forward(target(), c);
+  // 224-key blocks: one a tile (the cross-tile pipeline) from 129 keys, ViT-B/16's 197 among them;
+  // V in panels of 32 keys.
+  for (const char* values : kValuesModes) {
+    const ScopedEnv mode("FLASHVISION_SM90_FP8_VALUES", values);
+    for (const int64_t nk : {129, 197, 224}) {
+      SCOPED_TRACE(std::string("V transposed in the ") + values);
+      AttentionCase c = dense_case(DType::f8e4m3, 197, nk, 64);
+      c.batch = 3;
+      c.heads = c.heads_kv = 12;
+      check_forward(target(), c);
+    }
+    const ScopedEnv off("FLASHVISION_SM90_FWD_CROSS_TILE", "0");
+    check_forward(target(), dense_case(DType::f8e4m3, 197, 197, 48));
   }
-  const ScopedEnv off("FLASHVISION_SM90_FWD_CROSS_TILE", "0");
-  check_forward(target(), dense_case(DType::f8e4m3, 197, 197, 48));
 }
 
 TEST_F(GpuSm90Fp8, OneBlockTilesCrossTile) {
@@ -137,6 +173,14 @@ TEST_F(GpuSm90Fp8, SplitLastWave) {
 }
 
 TEST_F(GpuSm90Fp8, GroupedHeadsLayoutsCausalDescales) {
+  for (const char* values : kValuesModes) {
+    SCOPED_TRACE(std::string("V transposed in the ") + values);
+    const ScopedEnv mode("FLASHVISION_SM90_FP8_VALUES", values);
+    check_grouped_heads_layouts_causal_descales();
+  }
+}
+
+void GpuSm90Fp8::check_grouped_heads_layouts_causal_descales() {
   AttentionCase c = dense_case(DType::f8e4m3, 333, 517, 128);
   c.heads = 12;
   c.heads_kv = 3;
