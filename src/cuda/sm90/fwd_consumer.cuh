@@ -26,10 +26,10 @@ namespace flashvision::detail::sm90 {
 
 /// S = Q K^T for one warpgroup's 64 rows: both operands K-major, one wgmma per 32 bytes of a row
 /// (16 columns of D in f16/bf16, 32 in e4m3).
-template <typename T, int kHeadDim, int kBlockM, int kBlockN>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel>
 __device__ __forceinline__ void gemm_qk(float (&acc)[kBlockN / 2], uint32_t q_rows,
                                         uint32_t k_tile) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
   constexpr uint32_t kGroupBytes = 8 * Tr::kSwizzle;  // 8 rows of a panel: one swizzle atom
   constexpr int kStepBytes = 32;
   const uint64_t q_base = smem_descriptor(q_rows, 16, kGroupBytes, Tr::kSwizzleMode);
@@ -50,11 +50,11 @@ __device__ __forceinline__ void gemm_qk(float (&acc)[kBlockN / 2], uint32_t q_ro
 /// byte offset steps between column panels, its stride byte offset between 8-key groups. FP8's V
 /// is transposed ([D][keys], fp8 wgmma reads B only K-major): panels of D rows of kValuePanelKeys
 /// keys, read as K is in S = Q K^T.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel>
 __device__ __forceinline__ void gemm_pv(
-    float (&acc)[FwdTraits<T, kHeadDim, kBlockM, kBlockN>::kHeadDimV / 2],
+    float (&acc)[FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>::kHeadDimV / 2],
     const uint32_t (&p_frag)[kBlockN / kPvStepKeys<T>][4], uint32_t v_tile) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
   if constexpr (Tr::kFp8) {
     constexpr int kPanelKeys = Tr::kValuePanelKeys;
     const uint64_t v_base = smem_descriptor(v_tile, 16, 8 * kPanelKeys, Tr::kValueSwizzleMode);
@@ -97,13 +97,13 @@ class TurnRound {
 
 /// Per-tile state of a consumer warpgroup and the steps of its loop; kCtas: the CTAs of the
 /// cluster that share every K and V slot (1: none).
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kCtas>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kCtas>
 struct Consumer {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
   using Softmax = typename Tr::Softmax;
 
   const FwdParams& p;
-  const SmemLayout<T, kHeadDim, kBlockM, kBlockN>& smem;
+  const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel>& smem;
   const TurnRound<Tr::kConsumers>& turns;
   int consumer, warp, lane;
 
@@ -167,7 +167,7 @@ struct Consumer {
                                             lane);
       return;
     }
-    store_output<T, kHeadDim, kBlockM, kBlockN>(p, w, w.m0 + consumer * 64 + warp * 16, acc_o,
+    store_output<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(p, w, w.m0 + consumer * 64 + warp * 16, acc_o,
                                                 inv_sum, lse, smem.staging(consumer * 4 + warp),
                                                 lane);
   }
@@ -236,7 +236,7 @@ struct Consumer {
     turns.wait_turn();
     fence_registers(s_flat());
     wgmma_fence();
-    gemm_qk<T, kHeadDim, kBlockM, kBlockN>(s_flat(), q_rows, smem.k(stage));
+    gemm_qk<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(s_flat(), q_rows, smem.k(stage));
     wgmma_commit();
     turns.pass_turn();
     wgmma_wait<0>();
@@ -256,14 +256,14 @@ struct Consumer {
     fence_registers(s_flat());
     fence_registers(o_flat());
     wgmma_fence();
-    gemm_qk<T, kHeadDim, kBlockM, kBlockN>(s_flat(), q_rows, smem.k(next_stage));
+    gemm_qk<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(s_flat(), q_rows, smem.k(next_stage));
     wgmma_commit();
     if constexpr (kRescale) {
       if (rescale_o) Softmax::rescale(acc_o, correction);
       fence_registers(o_flat());
       wgmma_fence();  // P V reads the rescaled accumulators
     }
-    gemm_pv<T, kHeadDim, kBlockM, kBlockN>(o_flat(), p_frag[0], smem.v(stage));
+    gemm_pv<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(o_flat(), p_frag[0], smem.v(stage));
     wgmma_commit();
     turns.pass_turn();
     wgmma_wait<1>();  // S' is ready; P V may still run
@@ -278,7 +278,7 @@ struct Consumer {
     turns.wait_turn();
     fence_registers(o_flat());
     wgmma_fence();
-    gemm_pv<T, kHeadDim, kBlockM, kBlockN>(o_flat(), p_frag[0], smem.v(stage));
+    gemm_pv<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(o_flat(), p_frag[0], smem.v(stage));
     wgmma_commit();
     turns.pass_turn();
     wgmma_wait<0>();
@@ -299,7 +299,7 @@ struct Consumer {
     const uint32_t q_offset = consumer * 64 * Tr::kSwizzle;
     const int stride = static_cast<int>(gridDim.x);
     int unit = static_cast<int>(blockIdx.x);
-    WorkTile w = locate_work<T, kHeadDim, kBlockM, kBlockN>(p, unit);
+    WorkTile w = locate_work<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(p, unit);
     float correction[1][2];  // of a first block: O is zero, nothing to rescale
 
     // Prologue: S of the CTA's first tile alone.
@@ -312,7 +312,7 @@ struct Consumer {
 
     Softmax next_softmax;
     for (unit += stride; unit < p.num_units; unit += stride) {
-      const WorkTile next_w = locate_work<T, kHeadDim, kBlockM, kBlockN>(p, unit);
+      const WorkTile next_w = locate_work<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(p, unit);
       RingPosition<Tr::kStages> next{ring.index + 1};
       const int next_stage = next.stage();
       const int q_buffer = wait_for_q(q_ring);
@@ -358,14 +358,14 @@ struct Consumer {
   }
 };
 
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kCrossTile, int kCtas>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, bool kCrossTile, int kCtas>
 __device__ __forceinline__ void consume(const FwdParams& p,
-                                        const SmemLayout<T, kHeadDim, kBlockM, kBlockN>& smem,
+                                        const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel>& smem,
                                         int consumer) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
   const TurnRound<Tr::kConsumers> turns(consumer);
   turns.start();
-  Consumer<T, kHeadDim, kBlockM, kBlockN, kCtas> c{p,
+  Consumer<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCtas> c{p,
                                                    smem,
                                                    turns,
                                                    consumer,
@@ -379,7 +379,7 @@ __device__ __forceinline__ void consume(const FwdParams& p,
   } else {
     for (int unit = static_cast<int>(blockIdx.x); unit < p.num_units;
          unit += static_cast<int>(gridDim.x)) {
-      const WorkTile w = locate_work<T, kHeadDim, kBlockM, kBlockN>(p, unit);
+      const WorkTile w = locate_work<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(p, unit);
       if (w.has_rows()) c.run(w, ring, q_ring);
     }
   }

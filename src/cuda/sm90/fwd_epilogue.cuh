@@ -121,13 +121,13 @@ __device__ __forceinline__ void store_columns_staged(const FwdParams& p, const W
 }
 
 /// O through the staging buffer in rounds of kEpiloguePanels panels (inputs T).
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, int... kRound>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int... kRound>
 __device__ __forceinline__ void store_output_staged(
     const FwdParams& p, const WorkTile& w, int row0,
-    const float (&acc_o)[1][FwdTraits<T, kHeadDim, kBlockM, kBlockN>::kHeadDimV / 8][4],
+    const float (&acc_o)[1][FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>::kHeadDimV / 8][4],
     const float (&inv_sum)[1][2], uint32_t buffer, int lane,
     std::integer_sequence<int, kRound...>) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
   constexpr int kRoundCols = Tr::kEpiloguePanels * 64;
   (store_columns_staged<typename Tr::Out, Tr::kHeadDimV, kRound * kRoundCols,
                         (Tr::kHeadDimV - kRound * kRoundCols < kRoundCols
@@ -162,17 +162,17 @@ __device__ __forceinline__ void store_partial(const FwdParams& p, const WorkTile
 /// Writes a warp's 16 rows of O (from row0; rows past q_len and columns past the head dim are
 /// never written) and their LSE, for inputs T. `buffer` is the warp's staging buffer where it has
 /// one.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel>
 __device__ __forceinline__ void store_output(
     const FwdParams& p, const WorkTile& w, int row0,
-    const float (&acc_o)[1][FwdTraits<T, kHeadDim, kBlockM, kBlockN>::kHeadDimV / 8][4],
+    const float (&acc_o)[1][FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>::kHeadDimV / 8][4],
     const float (&inv_sum)[1][2], const float (&lse)[1][2], uint32_t buffer, int lane) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
   if constexpr (Tr::kEpiloguePanels > 0) {
     constexpr int kRoundCols = Tr::kEpiloguePanels * 64;
     // Opaque: the staging addresses are computed when the epilogue runs, not held through the
     // main loop (they spilled at D = 128).
-    store_output_staged<T, kHeadDim, kBlockM, kBlockN>(
+    store_output_staged<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(
         p, w, row0, acc_o, inv_sum, opaque(buffer), opaque(lane),
         std::make_integer_sequence<int, (Tr::kHeadDimV + kRoundCols - 1) / kRoundCols>{});
   } else {

@@ -27,16 +27,17 @@
 
 namespace flashvision::detail::sm90 {
 
-/// kCrossTile: every unit is a whole tile of one key block, and the consumers pipeline across
-/// tiles (FwdParams::cross_tile). kCtas: the CTAs of a cluster that share K and V
+/// kVInKernel: FP8 with V read as it lies and transposed by the producer warpgroup's other warps
+/// (FwdParams::fp8_values_transposed 0). kCrossTile: every unit is a whole tile of one key block,
+/// and the consumers pipeline across tiles (FwdParams::cross_tile). kCtas: the CTAs of a cluster that share K and V
 /// (FwdParams::kv_multicast), or 1.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kCrossTile, int kCtas>
-__global__ void __launch_bounds__(FwdTraits<T, kHeadDim, kBlockM, kBlockN>::kThreads, 1)
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, bool kCrossTile, int kCtas>
+__global__ void __launch_bounds__(FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>::kThreads, 1)
     fwd_kernel(const __grid_constant__ FwdParams p) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = ptx::smem_addr(smem_raw);
-  const SmemLayout<T, kHeadDim, kBlockM, kBlockN> smem{(raw + 1023u) & ~1023u};
+  const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel> smem{(raw + 1023u) & ~1023u};
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
   if (threadIdx.x == 0) {
     // Every consumer warp releases a buffer once its wgmma have read it.
@@ -46,14 +47,12 @@ __global__ void __launch_bounds__(FwdTraits<T, kHeadDim, kBlockM, kBlockN>::kThr
     }
     for (int stage = 0; stage < Tr::kStages; ++stage) {
       mbarrier_init(smem.k_full(stage), 1);
-      // FP8: the transposing warps fill the V stages (fwd_value_transposer.cuh), unless a pass
-      // before the kernel did and TMA loads them.
-      mbarrier_init(smem.v_full(stage),
-                    Tr::kFp8 && !p.fp8_values_transposed ? kValueTransposerWarps : 1);
+      // The transposing warps fill the V stages (fwd_value_transposer.cuh), or TMA does.
+      mbarrier_init(smem.v_full(stage), kVInKernel ? kValueTransposerWarps : 1);
       mbarrier_init(smem.k_empty(stage), Tr::kConsumers * 4 * kCtas);
       mbarrier_init(smem.v_empty(stage), Tr::kConsumers * 4 * kCtas);
     }
-    if constexpr (Tr::kFp8) {
+    if constexpr (kVInKernel) {
       for (int slot = 0; slot < Tr::kValueStagingSlots; ++slot) {
         mbarrier_init(smem.v_loaded_full(slot), 1);
         mbarrier_init(smem.v_loaded_empty(slot), kValueTransposerWarps);
@@ -76,16 +75,14 @@ __global__ void __launch_bounds__(FwdTraits<T, kHeadDim, kBlockM, kBlockN>::kThr
       prefetch_tensor_map(&p.tmap_q);
       prefetch_tensor_map(&p.tmap_k);
       prefetch_tensor_map(&p.tmap_v);
-      produce<T, kHeadDim, kBlockM, kBlockN, kCtas>(p, smem);
+      produce<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCtas>(p, smem);
     }
-    if constexpr (Tr::kFp8) {
-      if (threadIdx.x >= 32 && !p.fp8_values_transposed) {
-        transpose_values(smem, static_cast<int>(threadIdx.x) / 32 - 1);
-      }
+    if constexpr (kVInKernel) {
+      if (threadIdx.x >= 32) transpose_values(smem, static_cast<int>(threadIdx.x) / 32 - 1);
     }
   } else {
     set_max_registers<Tr::kConsumerRegisters, true>();
-    consume<T, kHeadDim, kBlockM, kBlockN, kCrossTile, kCtas>(p, smem, warpgroup - 1);
+    consume<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCrossTile, kCtas>(p, smem, warpgroup - 1);
   }
   if constexpr (kCtas > 1) cluster_sync();
 }
@@ -139,13 +136,14 @@ int resident_clusters() {
   return clusters;
 }
 
-template <DType kDType, int kHeadDim, int kBlockM, int kBlockN, bool kCrossTile, int kCtas = 1>
+template <DType kDType, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, bool kCrossTile,
+          int kCtas = 1>
 void launch_fwd(const FwdParams& params, void* stream) {
   using T = typename CudaElement<kDType>::type;
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
-  constexpr int kSmem =
-      static_cast<int>(fwd_smem_bytes(kHeadDim, kBlockM, kBlockN, Tr::kElementBytes));
-  constexpr auto kernel = &fwd_kernel<T, kHeadDim, kBlockM, kBlockN, kCrossTile, kCtas>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
+  constexpr int kSmem = static_cast<int>(
+      fwd_smem_bytes(kHeadDim, kBlockM, kBlockN, Tr::kElementBytes, Tr::kValueStagingSlots));
+  constexpr auto kernel = &fwd_kernel<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCrossTile, kCtas>;
   cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
              "cudaFuncSetAttribute (sm90 forward)");
   if constexpr (kCtas == 1) {
@@ -164,21 +162,33 @@ void launch_fwd(const FwdParams& params, void* stream) {
   cuda_check(cudaGetLastError(), "the sm90 forward kernel launch");
 }
 
-template <DType kDType, int kHeadDim, int kBlockM, int kBlockN>
-void run_fwd(const FwdParams& params, void* stream) {
-  // FP8 has no shared-load path: each CTA transposes its own V blocks.
+/// The kernels of a tile with V as it lies (kVInKernel: FP8 only, transposed in the kernel) or,
+/// in FP8, transposed by a pass before the kernel.
+template <DType kDType, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel>
+void run_fwd_values(const FwdParams& params, void* stream) {
+  // FP8 has no shared-load path.
   if constexpr (kDType != DType::f8e4m3 && fwd_multicast_compiled(kHeadDim, kBlockM, kBlockN)) {
     if (params.kv_multicast) {
-      return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, false, kKvMulticastCtas>(params,
-                                                                                     stream);
+      return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, kVInKernel, false, kKvMulticastCtas>(
+          params, stream);
     }
   }
   if constexpr (fwd_cross_tile_compiled(kBlockM)) {
     if (params.cross_tile) {
-      return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, true>(params, stream);
+      return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, kVInKernel, true>(params, stream);
     }
   }
-  launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, false>(params, stream);
+  launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, kVInKernel, false>(params, stream);
+}
+
+template <DType kDType, int kHeadDim, int kBlockM, int kBlockN>
+void run_fwd(const FwdParams& params, void* stream) {
+  if constexpr (kDType == DType::f8e4m3) {
+    if (!params.fp8_values_transposed) {
+      return run_fwd_values<kDType, kHeadDim, kBlockM, kBlockN, true>(params, stream);
+    }
+  }
+  run_fwd_values<kDType, kHeadDim, kBlockM, kBlockN, false>(params, stream);
 }
 
 }  // namespace flashvision::detail::sm90

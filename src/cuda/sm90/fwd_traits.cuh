@@ -16,8 +16,9 @@ namespace flashvision::detail::sm90 {
 
 /// Compile-time geometry of the forward kernel for elements T (f16, bf16 or e4m3) of one
 /// head-dim bucket and one of its tiles (tile_config.h: 128 rows with the long or the short key
-/// width, the wide 192 rows, or the FP8 tile).
-template <typename T, int kHeadDim, int kRowsPerBlock, int kKeysPerBlock>
+/// width, the wide 192 rows, or the FP8 tile); kVInKernel: FP8 with V transposed in the kernel
+/// (fp8_values.h), which adds the V staging slots.
+template <typename T, int kHeadDim, int kRowsPerBlock, int kKeysPerBlock, bool kVInKernel>
 struct FwdTraits {
   static constexpr int kElementBytes = static_cast<int>(sizeof(T));
   /// FP8: V is read transposed ([D][keys], fp8_values.h), which the producer warpgroup's other
@@ -53,7 +54,7 @@ struct FwdTraits {
   static constexpr int kValuePanelKeys = fp8_value_panel_keys(kBlockN);
   static constexpr uint32_t kValueSwizzleMode = descriptor_swizzle_mode(kValuePanelKeys);
   /// FP8: buffers of V blocks as loaded, before their transposition into the V stages.
-  static constexpr int kValueStagingSlots = kFp8 ? kFp8ValueStagingSlots : 0;
+  static constexpr int kValueStagingSlots = kVInKernel ? kFp8ValueStagingSlots : 0;
   /// Whether the online softmax moves a row's max only past a slack and skips O's rescale when no
   /// row of a warp moved it (OnlineSoftmax's kLazyMax). Measured on the H200 with the exact softmax
   /// on every block (bench/results/2026-11-30-s18, call 1, forward against main in alternated
@@ -74,7 +75,8 @@ struct FwdTraits {
   static constexpr uint32_t kKBytes = kBlockN * kHeadDim * kElementBytes;
   static constexpr uint32_t kVBytes = kBlockN * kHeadDimV * kElementBytes;
   /// 64-column panels of O a consumer warp stages for the epilogue (0: direct stores).
-  static constexpr int kEpiloguePanels = epilogue_panels(kHeadDim, kBlockM, kBlockN, kElementBytes);
+  static constexpr int kEpiloguePanels =
+      epilogue_panels(kHeadDim, kBlockM, kBlockN, kElementBytes, kValueStagingSlots);
   static constexpr uint32_t kStagingBytes = kEpiloguePanels * kStagingPanelBytes;
   static_assert(kBlockM == 64 * kConsumers && kBlockN % 16 == 0);
   static_assert(128 * (kProducerRegisters + kConsumers * kConsumerRegisters) <=
@@ -87,13 +89,16 @@ struct FwdTraits {
   // Every panel starts 1024-byte aligned, where the swizzle patterns of TMA and the wgmma
   // descriptors (base offset 0) agree.
   static_assert(kBlockM * kSwizzle % 1024 == 0 && kBlockN * kSwizzle % 1024 == 0);
-  static_assert(fwd_smem_bytes(kHeadDim, kBlockM, kBlockN, kElementBytes) <= kMaxSmemBytes);
+  static_assert(fwd_smem_bytes(kHeadDim, kBlockM, kBlockN, kElementBytes, kValueStagingSlots) <=
+                kMaxSmemBytes);
+  // V is transposed in the kernel only in FP8 (fp8_values.h).
+  static_assert(!kVInKernel || kFp8);
 };
 
 /// Shared-window addresses of the tiles and barriers, from a 1024-byte aligned base.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel>
 struct SmemLayout {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
   uint32_t base;
 
   static constexpr uint32_t kQAllBytes = Tr::kQBuffers * Tr::kQBytes;
@@ -167,9 +172,9 @@ struct WorkTile {
 
 /// The work unit with schedule index `unit`: a whole tile (numbered as fwd_tile_order.cuh says),
 /// or from split_tile0 on one key range of a tile.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel>
 __device__ __forceinline__ WorkTile locate_work(const FwdParams& p, int unit) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
   const sm80::ShapeParams& s = p.shape;
   WorkTile t;
   // Computed for every unit and selected, not branched around: under a branch ptxas carried the

@@ -40,10 +40,10 @@ __device__ __forceinline__ uint32_t swizzled(uint32_t offset) {
 /// free, write this warp's share of the steps, and release both. Ends when the producer marks
 /// the loads as ended in the next slot (SmemLayout::loads_ended) with an arrival that carries no
 /// block.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel>
 __device__ __forceinline__ void transpose_values(
-    const SmemLayout<T, kHeadDim, kBlockM, kBlockN>& smem, int warp) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN>;
+    const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel>& smem, int warp) {
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
   static_assert(Tr::kFp8 && kBlockN % 16 == 0 && Tr::kHeadDimV % 32 == 0);
   constexpr int kKeySteps = kBlockN / 16;
   constexpr int kSteps = kKeySteps * (Tr::kHeadDimV / 32);

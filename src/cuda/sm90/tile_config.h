@@ -166,9 +166,11 @@ constexpr int fp8_value_panel_keys(int block_n) {
   return block_n % 128 == 0 ? 128 : (block_n % 64 == 0 ? 64 : 32);
 }
 
-/// Buffers of the FP8 forward's V blocks as TMA loads them ([keys][D]), which the producer
-/// warpgroup's other warps transpose into the V stages (fwd_value_transposer.cuh): two, so that
-/// one block's load overlaps the transposition of the one before.
+/// Buffers of the FP8 forward's V blocks as TMA loads them ([keys][D]), where the producer
+/// warpgroup's other warps transpose them into the V stages (fwd_value_transposer.cuh): two, so
+/// that one block's load overlaps the transposition of the one before. Those kernels are compiled
+/// apart from the ones that read V as a pass before them transposed it, which need no slots and
+/// keep the shared memory for staging O.
 inline constexpr int kFp8ValueStagingSlots = 2;
 
 /// The FP8 forward's tile of a bucket with `block_m` rows and `block_n` keys, with as many K/V
@@ -442,13 +444,13 @@ constexpr int fwd_q_buffers(int bucket, int block_m, int block_n) {
 }
 
 /// Bytes of the pipeline of a tile of `element_bytes` elements: its Q buffers, the K and V stages,
-/// in FP8 the V staging slots, the barriers, and 1 KiB of slack to align the swizzled tiles to
-/// 1024 bytes (the 128-byte swizzle pattern's period).
+/// `staging_slots` V staging slots (FP8 with V transposed in the kernel: kFp8ValueStagingSlots),
+/// the barriers, and 1 KiB of slack to align the swizzled tiles to 1024 bytes (the 128-byte
+/// swizzle pattern's period).
 constexpr std::size_t fwd_pipeline_bytes(int bucket, int block_m, int block_n,
-                                         int element_bytes = 2) {
+                                         int element_bytes = 2, int staging_slots = 0) {
   const FwdTile t = fwd_tile(bucket, block_m, block_n, element_bytes);
   const int q_buffers = fwd_q_buffers(bucket, block_m, block_n);
-  const int staging_slots = element_bytes == 1 ? kFp8ValueStagingSlots : 0;
   const std::size_t tiles =
       (static_cast<std::size_t>(q_buffers * t.block_m + t.stages * t.block_n) * bucket +
        static_cast<std::size_t>(t.stages + staging_slots) * t.block_n * value_columns(bucket)) *
@@ -476,18 +478,23 @@ constexpr std::size_t staging_bytes(int block_m, int panels) {
 /// whole 16-byte chunks of rows: as many as O has, or as fit next to the pipeline (O then passes
 /// through in several rounds). 0 where nothing fits (D = 256 and 512), which keeps the direct
 /// stores from the accumulators, and at bucket 64 (wanted_epilogue_panels).
-constexpr int epilogue_panels(int bucket, int block_m, int block_n, int element_bytes = 2) {
+constexpr int epilogue_panels(int bucket, int block_m, int block_n, int element_bytes = 2,
+                              int staging_slots = 0) {
   const int wanted = wanted_epilogue_panels(bucket);
   const std::size_t per_panel = staging_bytes(block_m, 1);
   const int fitting = static_cast<int>(
-      (kMaxSmemBytes - fwd_pipeline_bytes(bucket, block_m, block_n, element_bytes)) / per_panel);
+      (kMaxSmemBytes -
+       fwd_pipeline_bytes(bucket, block_m, block_n, element_bytes, staging_slots)) /
+      per_panel);
   return wanted < fitting ? wanted : fitting;
 }
 
 /// Dynamic shared memory of the forward tile: the pipeline and the consumer warps' O staging.
-constexpr std::size_t fwd_smem_bytes(int bucket, int block_m, int block_n, int element_bytes = 2) {
-  return fwd_pipeline_bytes(bucket, block_m, block_n, element_bytes) +
-         staging_bytes(block_m, epilogue_panels(bucket, block_m, block_n, element_bytes));
+constexpr std::size_t fwd_smem_bytes(int bucket, int block_m, int block_n, int element_bytes = 2,
+                                     int staging_slots = 0) {
+  return fwd_pipeline_bytes(bucket, block_m, block_n, element_bytes, staging_slots) +
+         staging_bytes(block_m,
+                       epilogue_panels(bucket, block_m, block_n, element_bytes, staging_slots));
 }
 
 }  // namespace flashvision::detail::sm90

@@ -48,9 +48,15 @@ TEST(Sm90Fp8Tile, TilesFitAndHoldWholeValuePanels) {
         EXPECT_FALSE(sm90::fwd_tile_exists(bucket, t.block_m, t.block_n + 16, 1));
         EXPECT_EQ(t.block_n % sm90::fp8_value_panel_keys(t.block_n), 0);
         EXPECT_LE(sm90::fwd_smem_bytes(bucket, t.block_m, t.block_n, 1), sm90::kMaxSmemBytes);
+        EXPECT_LE(sm90::fwd_smem_bytes(bucket, t.block_m, t.block_n, 1,
+                                       sm90::kFp8ValueStagingSlots),
+                  sm90::kMaxSmemBytes);
       }
     }
   }
+  // With V transposed by the pass the kernels have no staging slots, and O staged whole.
+  EXPECT_EQ(sm90::epilogue_panels(128, 128, 192, 1), 2);
+  EXPECT_EQ(sm90::epilogue_panels(256, 128, 128, 1), 4);
   // The wide rows where the 16-bit forward's wide tile has the FP8 long width: D = 64 only.
   EXPECT_TRUE(sm90::fp8_tile_exists(64, 192, 128));
   EXPECT_FALSE(sm90::fp8_tile_exists(64, 192, 224));
