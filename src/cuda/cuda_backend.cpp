@@ -1132,10 +1132,10 @@ void schedule_forward_tiles(sm90::FwdParams& params, const Problem& p, const sm9
 /// tile_config.h's fp8_values_in_kernel says so or the pass cannot launch for `values`.
 bool fp8_values_in_kernel(const Problem& p, const sm90::FwdTile& tile, int bucket,
                           int64_t num_m_blocks, const sm90::Fp8Values& values) {
-  const int request = env_choice("FLASHVISION_SM90_FP8_VALUES",
-                                 {{"auto", -1}, {"kernel", 1}, {"pass", 0}}, -1,
-                                 "auto, kernel (V transposed in the forward kernel) or pass (in a "
-                                 "pass before it)");
+  const int request =
+      env_choice("FLASHVISION_SM90_FP8_VALUES", {{"auto", -1}, {"kernel", 1}, {"pass", 0}}, -1,
+                 "auto, kernel (V transposed in the forward kernel) or pass (in a "
+                 "pass before it)");
   if (!sm90::fp8_values_pass_fits(values)) return true;
   if (request != -1) return request == 1;
   return sm90::fp8_values_in_kernel(bucket, tile.block_n, p.seqlen_k, num_m_blocks,

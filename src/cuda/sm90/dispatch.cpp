@@ -147,8 +147,7 @@ void forward(DType dtype, int bucket, int block_m, int block_n, const FwdParams&
       return forward_in<DType::bf16>(sm80::Sm90CompiledHeadDims{}, bucket, block_m, block_n, params,
                                      stream);
     case DType::f8e4m3:
-      return forward_fp8_in(sm80::Sm90CompiledHeadDims{}, bucket, block_m, block_n, params,
-                            stream);
+      return forward_fp8_in(sm80::Sm90CompiledHeadDims{}, bucket, block_m, block_n, params, stream);
     default:
       throw Error(std::string("sm90: the forward supports f16, bf16 and f8e4m3, got ") +
                   to_string(dtype));

@@ -167,9 +167,9 @@ struct Consumer {
                                             lane);
       return;
     }
-    store_output<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(p, w, w.m0 + consumer * 64 + warp * 16, acc_o,
-                                                inv_sum, lse, smem.staging(consumer * 4 + warp),
-                                                lane);
+    store_output<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(
+        p, w, w.m0 + consumer * 64 + warp * 16, acc_o, inv_sum, lse,
+        smem.staging(consumer * 4 + warp), lane);
   }
 
   __device__ void run_blocks(const WorkTile& w, RingPosition<Tr::kStages>& ring,
@@ -358,19 +358,21 @@ struct Consumer {
   }
 };
 
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, bool kCrossTile, int kCtas>
-__device__ __forceinline__ void consume(const FwdParams& p,
-                                        const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel>& smem,
-                                        int consumer) {
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, bool kCrossTile,
+          int kCtas>
+__device__ __forceinline__ void consume(
+    const FwdParams& p, const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel>& smem,
+    int consumer) {
   using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
   const TurnRound<Tr::kConsumers> turns(consumer);
   turns.start();
-  Consumer<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCtas> c{p,
-                                                   smem,
-                                                   turns,
-                                                   consumer,
-                                                   (static_cast<int>(threadIdx.x) / 32) % 4,
-                                                   static_cast<int>(threadIdx.x) % 32};
+  Consumer<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCtas> c{
+      p,
+      smem,
+      turns,
+      consumer,
+      (static_cast<int>(threadIdx.x) / 32) % 4,
+      static_cast<int>(threadIdx.x) % 32};
   RingPosition<Tr::kStages> ring;
   RingPosition<Tr::kQBuffers> q_ring;
   if constexpr (kCrossTile) {

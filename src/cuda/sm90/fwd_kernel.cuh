@@ -29,9 +29,10 @@ namespace flashvision::detail::sm90 {
 
 /// kVInKernel: FP8 with V read as it lies and transposed by the producer warpgroup's other warps
 /// (FwdParams::fp8_values_transposed 0). kCrossTile: every unit is a whole tile of one key block,
-/// and the consumers pipeline across tiles (FwdParams::cross_tile). kCtas: the CTAs of a cluster that share K and V
-/// (FwdParams::kv_multicast), or 1.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, bool kCrossTile, int kCtas>
+/// and the consumers pipeline across tiles (FwdParams::cross_tile). kCtas: the CTAs of a cluster
+/// that share K and V (FwdParams::kv_multicast), or 1.
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, bool kCrossTile,
+          int kCtas>
 __global__ void __launch_bounds__(FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>::kThreads, 1)
     fwd_kernel(const __grid_constant__ FwdParams p) {
   using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;

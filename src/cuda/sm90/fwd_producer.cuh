@@ -16,7 +16,8 @@ namespace flashvision::detail::sm90 {
 
 /// Issues the TMA loads of one kRows-row tile, one box per column panel from column col0, all on
 /// `bar`.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kRows, int kPanels>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kRows,
+          int kPanels>
 __device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap* map, int col0, int row,
                                           int head, int seq_coord, uint32_t bar) {
   using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
@@ -29,7 +30,8 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap* map, 
 
 /// Issues the TMA loads of this CTA's share of the rows of a K or V block (kBlockN / kCtas rows
 /// from `row`) into the same panels of every CTA of the cluster, all on `bar`.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kCtas, int kPanels>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kCtas,
+          int kPanels>
 __device__ __forceinline__ void load_shared_block(uint32_t dst, const CUtensorMap* map, int row,
                                                   int head, int seq_coord, uint32_t bar) {
   using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
@@ -46,15 +48,16 @@ __device__ __forceinline__ void load_shared_block(uint32_t dst, const CUtensorMa
 
 /// A K or V block into the ring: loaded whole by this CTA, or (kCtas > 1) its share of the rows
 /// into every CTA of the cluster, from column col0 (a value slice's first column; 0 in clusters).
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kCtas, int kPanels>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kCtas,
+          int kPanels>
 __device__ __forceinline__ void load_key_block(uint32_t dst, const CUtensorMap* map, int col0,
                                                int row, int head, int seq_coord, uint32_t bar) {
   if constexpr (kCtas == 1) {
-    load_tile<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kBlockN, kPanels>(dst, map, col0, row, head, seq_coord,
-                                                               bar);
+    load_tile<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kBlockN, kPanels>(dst, map, col0, row,
+                                                                           head, seq_coord, bar);
   } else {
-    load_shared_block<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCtas, kPanels>(dst, map, row, head, seq_coord,
-                                                                     bar);
+    load_shared_block<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCtas, kPanels>(
+        dst, map, row, head, seq_coord, bar);
   }
 }
 
@@ -75,8 +78,8 @@ __device__ __forceinline__ void load_transposed_values(uint32_t dst, const CUten
 }
 
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kCtas>
-__device__ __forceinline__ void produce(const FwdParams& p,
-                                        const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel>& smem) {
+__device__ __forceinline__ void produce(
+    const FwdParams& p, const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel>& smem) {
   using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
   RingPosition<Tr::kStages> ring;
   RingPosition<Tr::kQBuffers> q_ring;  // over the tiles whose Q was loaded

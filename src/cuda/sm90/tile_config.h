@@ -240,7 +240,7 @@ constexpr int fp8_fwd_block_n(int bucket, long long max_seqlen_k) {
     return max_seqlen_k > long_n && max_seqlen_k <= second_n ? second_n : long_n;
   }
   return key_blocks_cost(max_seqlen_k, second_n) < key_blocks_cost(max_seqlen_k, long_n) ? second_n
-                                                                                        : long_n;
+                                                                                         : long_n;
 }
 
 /// Query tiles that may read each V block of the FP8 forward (query blocks times the GQA group)
@@ -483,8 +483,7 @@ constexpr int epilogue_panels(int bucket, int block_m, int block_n, int element_
   const int wanted = wanted_epilogue_panels(bucket);
   const std::size_t per_panel = staging_bytes(block_m, 1);
   const int fitting = static_cast<int>(
-      (kMaxSmemBytes -
-       fwd_pipeline_bytes(bucket, block_m, block_n, element_bytes, staging_slots)) /
+      (kMaxSmemBytes - fwd_pipeline_bytes(bucket, block_m, block_n, element_bytes, staging_slots)) /
       per_panel);
   return wanted < fitting ? wanted : fitting;
 }

@@ -48,9 +48,9 @@ TEST(Sm90Fp8Tile, TilesFitAndHoldWholeValuePanels) {
         EXPECT_FALSE(sm90::fwd_tile_exists(bucket, t.block_m, t.block_n + 16, 1));
         EXPECT_EQ(t.block_n % sm90::fp8_value_panel_keys(t.block_n), 0);
         EXPECT_LE(sm90::fwd_smem_bytes(bucket, t.block_m, t.block_n, 1), sm90::kMaxSmemBytes);
-        EXPECT_LE(sm90::fwd_smem_bytes(bucket, t.block_m, t.block_n, 1,
-                                       sm90::kFp8ValueStagingSlots),
-                  sm90::kMaxSmemBytes);
+        EXPECT_LE(
+            sm90::fwd_smem_bytes(bucket, t.block_m, t.block_n, 1, sm90::kFp8ValueStagingSlots),
+            sm90::kMaxSmemBytes);
       }
     }
   }
