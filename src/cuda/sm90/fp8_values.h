@@ -3,7 +3,7 @@
 // kValuePanelKeys keys, each panel D rows of its keys under the swizzle of that many bytes, and
 // within each 32 keys in the order in which P's A fragments hold them (p_fragments.cuh), so that
 // the GEMM pairs each probability with its own key's values. Two ways write it
-// (FwdParams::fp8_values): the kernel's transposing warps, from each block as it lies
+// (FwdParams::fp8_values_transposed): the kernel's transposing warps, from each block as it lies
 // (fwd_value_transposer.cuh), or a pass over V before the kernel into a workspace of the same
 // panels, contiguous (transpose_fp8_values), which the producer then loads with TMA. The pass
 // moves V through device memory twice, once a call; the kernel's warps transpose each block once

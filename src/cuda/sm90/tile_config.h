@@ -244,14 +244,14 @@ constexpr int fp8_fwd_block_n(int bucket, long long max_seqlen_k) {
 }
 
 /// Query tiles that may read each V block of the FP8 forward (query blocks times the GQA group)
-/// where the kernel transposes V itself, up to D = 128 and above. Each of them transposes the block
-/// again, in the producer warpgroup's three warps beside the GEMMs, while a pass before the kernel
-/// moves V through device memory twice, once. On the H200 (bench/results/2026-12-02-s29, call 2,
-/// against the pass in alternated processes) the kernel's transposition took ViT-B/16 0.57x the
-/// time, ViT-L/14 (5 tiles) 0.88x, ViT-H/14 (3) 0.90x, SD 1.5 32 x 32 (8) 0.69x, D = 64 and 128
-/// at N = 1024 (6, 8) 0.92x and 0.90x, SD 1.5 16 x 16 (D = 256, 2) 0.66x; D = 256 at N = 1024
-/// (8) 1.03x; from 22 tiles 1.00-1.08x at D = 64 and 1.23-1.43x at D = 128 and 256, where the
-/// GEMMs outran the transposition (not profiled).
+/// where the kernel transposes V itself: 8 up to D = 128, 4 above. Each of them transposes the
+/// block again, in the producer warpgroup's three warps beside the GEMMs, while a pass before the
+/// kernel moves V through device memory twice, once. On the H200 (bench/results/2026-12-02-s29,
+/// call 2, against the pass in alternated processes) the kernel's transposition took ViT-B/16 0.57x
+/// the time, ViT-L/14 (5 tiles) 0.88x, ViT-H/14 (3) 0.90x, SD 1.5 32 x 32 (8) 0.69x, D = 64 and 128
+/// at N = 1024 (6, 8) 0.92x and 0.90x, SD 1.5 16 x 16 (D = 256, 2) 0.66x; D = 256 at N = 1024 (8)
+/// 1.03x; from 22 tiles 1.00-1.08x at D = 64 and 1.23-1.43x at D = 128 and 256, where the GEMMs
+/// outran the transposition (not profiled).
 constexpr int fp8_kernel_transposes_max(int bucket) { return bucket <= 128 ? 8 : 4; }
 
 /// Whether the FP8 forward transposes V in the kernel (FwdParams::fp8_values_transposed 0) for
@@ -424,8 +424,8 @@ inline constexpr int kProducerRegisters = 24;
 constexpr int consumer_registers(const FwdTile& t) { return t.consumers() == 2 ? 240 : 160; }
 
 /// Bytes of the 8-byte mbarriers: per Q buffer full and empty, per stage K full, V full, K empty,
-/// V empty, and in FP8 (`staging_slots` > 0) per staging slot full and empty and an 8-byte word
-/// that tells the transposing warps the loads have ended.
+/// V empty, and with V transposed in the kernel (`staging_slots` > 0) per staging slot full and
+/// empty and an 8-byte word that tells the transposing warps the loads have ended.
 constexpr std::size_t barrier_bytes(int q_buffers, int stages, int staging_slots = 0) {
   return 8 * (2 * q_buffers + 4 * stages + 3 * staging_slots);
 }
