@@ -112,42 +112,43 @@ class GpuSm90Fp8 : public ::testing::Test {
     if (!why.empty()) GTEST_SKIP() << why;
   }
   static Target target() { return cuda_target(CudaKernel::sm90); }
-  static void check_grouped_heads_layouts_causal_descales();
 };
 
-// Both ways V is transposed (fp8_values.h): in the kernel and in a pass before it.
-constexpr const char* kValuesModes[] = {"kernel", "pass"};
-
-TEST_F(GpuSm90Fp8, EveryTileAndPaddedHeadDims) {
-  for (const char* values : kValuesModes) {
+/// Runs `check` with V transposed in the kernel, then by the pass before it (fp8_values.h).
+template <typename Check>
+void in_both_values_modes(const Check& check) {
+  for (const char* values : {"kernel", "pass"}) {
+    SCOPED_TRACE(std::string("V transposed in the ") + values);
     const ScopedEnv mode("FLASHVISION_SM90_FP8_VALUES", values);
-    for (const char* rows : {"128", "192"}) {
-      const ScopedEnv forced("FLASHVISION_SM90_FWD_ROWS", rows);
-      for (const int64_t d : {16, 48, 64, 80, 96, 128, 192, 256}) {
-        SCOPED_TRACE(std::string("V transposed in the ") + values + ", " + rows + " rows");
-        check_forward(target(), dense_case(DType::f8e4m3, 300, 1000, d));
-      }
-    }
+    check();
   }
 }
 
+TEST_F(GpuSm90Fp8, EveryTileAndPaddedHeadDims) {
+  in_both_values_modes([] {
+    for (const char* rows : {"128", "192"}) {
+      SCOPED_TRACE(std::string(rows) + " rows");
+      const ScopedEnv forced("FLASHVISION_SM90_FWD_ROWS", rows);
+      for (const int64_t d : {16, 48, 64, 80, 96, 128, 192, 256}) {
+        check_forward(target(), dense_case(DType::f8e4m3, 300, 1000, d));
+      }
+    }
+  });
+}
+
 TEST_F(GpuSm90Fp8, PartialGroupsAndBlocksOfKeys) {
-  for (const char* values : kValuesModes) {
-    const ScopedEnv mode("FLASHVISION_SM90_FP8_VALUES", values);
+  in_both_values_modes([] {
     for (const int64_t nk : {1, 31, 33, 129, 200, 255, 2049}) {
-      SCOPED_TRACE(std::string("V transposed in the ") + values);
       check_forward(target(), dense_case(DType::f8e4m3, 130, nk, 128));
     }
-  }
+  });
 }
 
 TEST_F(GpuSm90Fp8, ShortWidthAtHeadDim64) {
   // 224-key blocks: one a tile (the cross-tile pipeline) from 129 keys, ViT-B/16's 197 among them;
   // V in panels of 32 keys.
-  for (const char* values : kValuesModes) {
-    const ScopedEnv mode("FLASHVISION_SM90_FP8_VALUES", values);
+  in_both_values_modes([] {
     for (const int64_t nk : {129, 197, 224}) {
-      SCOPED_TRACE(std::string("V transposed in the ") + values);
       AttentionCase c = dense_case(DType::f8e4m3, 197, nk, 64);
       c.batch = 3;
       c.heads = c.heads_kv = 12;
@@ -155,7 +156,7 @@ TEST_F(GpuSm90Fp8, ShortWidthAtHeadDim64) {
     }
     const ScopedEnv off("FLASHVISION_SM90_FWD_CROSS_TILE", "0");
     check_forward(target(), dense_case(DType::f8e4m3, 197, 197, 48));
-  }
+  });
 }
 
 TEST_F(GpuSm90Fp8, OneBlockTilesCrossTile) {
@@ -179,29 +180,23 @@ TEST_F(GpuSm90Fp8, SplitLastWave) {
 }
 
 TEST_F(GpuSm90Fp8, GroupedHeadsLayoutsCausalDescales) {
-  for (const char* values : kValuesModes) {
-    SCOPED_TRACE(std::string("V transposed in the ") + values);
-    const ScopedEnv mode("FLASHVISION_SM90_FP8_VALUES", values);
-    check_grouped_heads_layouts_causal_descales();
-  }
-}
-
-void GpuSm90Fp8::check_grouped_heads_layouts_causal_descales() {
-  AttentionCase c = dense_case(DType::f8e4m3, 333, 517, 128);
-  c.heads = 12;
-  c.heads_kv = 3;
-  c.layout = Layout::torch;
-  c.row_pad = 16;
-  c.descale_q = 0.37f;
-  c.descale_k = 1.9f;
-  c.descale_v = 0.25f;
-  check_forward(target(), c);
-  c.causal = true;
-  c.layout = Layout::flash;
-  check_forward(target(), c);
-  c.with_lse = false;
-  c.head_dim = 256;
-  check_forward(target(), c);
+  in_both_values_modes([] {
+    AttentionCase c = dense_case(DType::f8e4m3, 333, 517, 128);
+    c.heads = 12;
+    c.heads_kv = 3;
+    c.layout = Layout::torch;
+    c.row_pad = 16;
+    c.descale_q = 0.37f;
+    c.descale_k = 1.9f;
+    c.descale_v = 0.25f;
+    check_forward(target(), c);
+    c.causal = true;
+    c.layout = Layout::flash;
+    check_forward(target(), c);
+    c.with_lse = false;
+    c.head_dim = 256;
+    check_forward(target(), c);
+  });
 }
 
 TEST_F(GpuSm90Fp8, ScoresThatMoveTheMax) {
