@@ -822,11 +822,13 @@ sm90::OperandGeometry geometry(const Problem& p, const Operand& op, bool keys) {
   return g;
 }
 
-/// Query rows of the sm90 forward's tiles that FLASHVISION_SM90_FWD_ROWS asks for (128 or 192),
-/// or 0 when it is unset: tests and benchmarks run both tiles of a bucket on any shape with it.
+/// Query rows of the sm90 forward's tiles that FLASHVISION_SM90_FWD_ROWS asks for (64, 128 or
+/// 192), or 0 when it is unset: tests and benchmarks run every tile of a bucket on any shape with
+/// it.
 int sm90_rows_override() {
-  return env_choice("FLASHVISION_SM90_FWD_ROWS", {{"128", sm90::kNarrowBlockM}, {"192", 192}}, 0,
-                    "128 or 192");
+  return env_choice("FLASHVISION_SM90_FWD_ROWS",
+                    {{"64", sm90::kHalfBlockM}, {"128", sm90::kNarrowBlockM}, {"192", 192}}, 0,
+                    "64, 128 or 192");
 }
 
 /// Whether the sm90 forward may take a bucket's text key width (tile_config.h's text_block_n):
@@ -889,18 +891,22 @@ bool sm90_kv_multicast(const Problem& p, const sm90::FwdTile& tile, int bucket, 
 /// The sm90 forward tile of p (tile_config.h): key blocks sized to the longest key sequence, so
 /// that short image sequences get the bucket's short width where it pads fewer keys (and text
 /// tokens its text width); query rows from the shape of the persistent schedule on `sm_count`
-/// SMs, or as FLASHVISION_SM90_FWD_ROWS says where the bucket's wide tile applies at that key
-/// width. A wide tile runs with its own width (wide_block_n); it shares K and V wherever its
+/// SMs (half tiles where they fit one wave, fwd_half_rows), or as FLASHVISION_SM90_FWD_ROWS says
+/// where the bucket's wide or half tile applies at that key width. A wide tile runs with its own width (wide_block_n); it shares K and V wherever its
 /// 128-row tile would (tile_config.h, after fwd_multicast_compiled).
 sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
   const int block_n = sm90::fwd_block_n(bucket, p.seqlen_k, sm90_text_width_allowed());
-  int block_m = sm90::fwd_block_m(bucket, block_n, p.seqlen_q, p.batch * p.heads, sm_count);
+  const int64_t batch_heads = p.batch * p.heads;
+  int block_m = sm90::fwd_half_rows(bucket, block_n, p.seqlen_q, batch_heads, sm_count)
+                    ? sm90::kHalfBlockM
+                    : sm90::fwd_block_m(bucket, block_n, p.seqlen_q, batch_heads, sm_count);
   if (const int rows = sm90_rows_override(); rows != 0) {
     const bool wide =
         rows == sm90::wide_block_m(bucket) && sm90::wide_tile_applies(bucket, block_n);
-    block_m = wide ? rows : sm90::kNarrowBlockM;
+    const bool half = rows == sm90::kHalfBlockM && sm90::half_tile_exists(bucket, block_n);
+    block_m = wide || half ? rows : sm90::kNarrowBlockM;
   }
-  if (block_m != sm90::kNarrowBlockM) {
+  if (block_m != sm90::kNarrowBlockM && block_m != sm90::kHalfBlockM) {
     return sm90::fwd_tile(bucket, block_m, sm90::wide_block_n(bucket));
   }
   return sm90::fwd_tile(bucket, block_m, block_n);

@@ -33,7 +33,7 @@ bool run_if_tile(int block_m, int block_n, const FwdParams& params, void* stream
 }
 
 /// The instantiation of bucket kDim with `block_m` x `block_n` tiles: 128 rows with the long,
-/// second, short or text key width, or the wide rows with the wide tile's width.
+/// second, short or text key width, the wide rows with the wide tile's width, or a half tile.
 template <DType kDType, int kDim>
 void forward_bucket(int block_m, int block_n, const FwdParams& params, void* stream) {
   const bool ran = run_if_tile<kDType, kDim, kNarrowBlockM, fwd_tile(kDim).block_n>(
@@ -45,6 +45,10 @@ void forward_bucket(int block_m, int block_n, const FwdParams& params, void* str
                    run_if_tile<kDType, kDim, kNarrowBlockM, text_block_n(kDim)>(block_m, block_n,
                                                                                 params, stream) ||
                    run_if_tile<kDType, kDim, wide_block_m(kDim), wide_block_n(kDim)>(
+                       block_m, block_n, params, stream) ||
+                   run_if_tile<kDType, kDim, kHalfBlockM, half_long_block_n(kDim)>(
+                       block_m, block_n, params, stream) ||
+                   run_if_tile<kDType, kDim, kHalfBlockM, half_short_block_n(kDim)>(
                        block_m, block_n, params, stream);
   if (!ran) {
     throw Error("sm90: head-dim bucket " + std::to_string(kDim) + " has no " +

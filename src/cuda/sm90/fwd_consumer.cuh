@@ -77,17 +77,21 @@ __device__ __forceinline__ void gemm_pv(
 
 /// Turn-taking of the consumer warpgroups for issuing GEMMs, in a round (hardware barriers 1 to
 /// kConsumers): a warpgroup issues once the one before it has passed the turn on, so one's softmax
-/// hides behind the others' GEMMs.
+/// hides behind the others' GEMMs. A half tile's one consumer always has the turn.
 template <int kConsumers>
 class TurnRound {
  public:
   __device__ explicit TurnRound(int consumer) : consumer_(consumer) {}
   /// The last warpgroup lets the first go first.
   __device__ void start() const {
-    if (consumer_ == kConsumers - 1) arrive(0);
+    if (kConsumers > 1 && consumer_ == kConsumers - 1) arrive(0);
   }
-  __device__ void wait_turn() const { named_barrier_sync(1 + consumer_, 256); }
-  __device__ void pass_turn() const { arrive((consumer_ + 1) % kConsumers); }
+  __device__ void wait_turn() const {
+    if constexpr (kConsumers > 1) named_barrier_sync(1 + consumer_, 256);
+  }
+  __device__ void pass_turn() const {
+    if constexpr (kConsumers > 1) arrive((consumer_ + 1) % kConsumers);
+  }
 
  private:
   /// Each barrier counts its waiting warpgroup and the one arriving before it.

@@ -109,6 +109,30 @@ constexpr int short_block_n(int bucket) {
   }
 }
 
+/// Query rows of a half tile: one consumer warpgroup, for problems whose 128-row tiles leave
+/// most SMs idle (fwd_half_rows).
+inline constexpr int kHalfBlockM = 64;
+
+/// Keys per step of the bucket's half tile at its long width, or 0 where it has none: buckets 64,
+/// 80, 128 and 160, the head dims of small image problems (SD 1.5's 16 x 16 level, D = 160; ViTs
+/// and DiTs at batch 1 or 2).
+constexpr int half_long_block_n(int bucket) {
+  return bucket == 64 || bucket == 80 || bucket == 128 || bucket == 160 ? fwd_tile(bucket).block_n
+                                                                         : 0;
+}
+
+/// Keys per step of the bucket's half tile at its short width, or 0 where it has none: buckets 64
+/// and 80 (ViT-B's 197 tokens, ViT-H's 257).
+constexpr int half_short_block_n(int bucket) {
+  return bucket == 64 || bucket == 80 ? short_block_n(bucket) : 0;
+}
+
+/// Whether the bucket has a half tile with `block_n` keys per step.
+constexpr bool half_tile_exists(int bucket, int block_n) {
+  return block_n != 0 &&
+         (block_n == half_long_block_n(bucket) || block_n == half_short_block_n(bucket));
+}
+
 /// The bucket's second width for long sequences, or 0 where it has none, taken wherever it costs
 /// less than the long width by key_blocks_cost (its padded keys and per-block work). At D = 128,
 /// 192 keys: Q and two stages then fill 225 KiB, so O is stored directly rather than staged. Timed
@@ -202,10 +226,11 @@ constexpr FwdTile fwd_tile(int bucket, int block_m, int block_n, int element_byt
   return t;
 }
 
-/// Whether the bucket has that tile: 128 rows with its long, second, short or text key width, or
-/// its wide rows with the wide tile's width; in FP8 (`element_bytes` 1) one of its FP8 tiles.
+/// Whether the bucket has that tile: 128 rows with its long, second, short or text key width, its
+/// wide rows with the wide tile's width, or a half tile (half_tile_exists); in FP8 (`element_bytes` 1) one of its FP8 tiles.
 constexpr bool fwd_tile_exists(int bucket, int block_m, int block_n, int element_bytes = 2) {
   if (element_bytes == 1) return fp8_tile_exists(bucket, block_m, block_n);
+  if (block_m == kHalfBlockM) return half_tile_exists(bucket, block_n);
   const int long_n = fwd_tile(bucket).block_n;
   const int second_n = second_block_n(bucket);
   const int short_n = short_block_n(bucket);
@@ -311,6 +336,17 @@ constexpr int fwd_block_m(int bucket, int block_n, long long seqlen_q, long long
   return waves(wide) * wide * kWideSpeedDen <= waves(kNarrowBlockM) * kNarrowBlockM * kWideSpeedNum
              ? wide
              : kNarrowBlockM;
+}
+
+/// Whether the 16-bit forward of a bucket with `block_n` keys per step runs half tiles for
+/// `seqlen_q` query rows (the longest sequence in varlen mode) of `batch_heads` (sequence, head)
+/// pairs on `sm_count` SMs: where the bucket has one at that width and they all fit one wave, so
+/// that twice as many SMs share the work as with 128-row tiles, each with half the GEMMs of a
+/// 128-row tile (SD 1.5's 16 x 16 level: 32 tiles of 128 rows, 64 of 64, for 132 SMs).
+constexpr bool fwd_half_rows(int bucket, int block_n, long long seqlen_q, long long batch_heads,
+                             int sm_count) {
+  return half_tile_exists(bucket, block_n) &&
+         (seqlen_q + kHalfBlockM - 1) / kHalfBlockM * batch_heads <= sm_count;
 }
 
 /// Whether tiles of `block_m` rows have the cross-tile kernel (fwd_consumer.cuh's
@@ -421,7 +457,7 @@ constexpr int launch_registers(int threads) { return 65536 / threads / 8 * 8 * t
 /// Registers (setmaxnreg) of a producer and of a consumer thread: the producer gives up all but
 /// what issuing copies needs, and the consumers share the rest of the SM's 64 K registers.
 inline constexpr int kProducerRegisters = 24;
-constexpr int consumer_registers(const FwdTile& t) { return t.consumers() == 2 ? 240 : 160; }
+constexpr int consumer_registers(const FwdTile& t) { return t.consumers() <= 2 ? 240 : 160; }
 
 /// Bytes of the 8-byte mbarriers: per Q buffer full and empty, per stage K full, V full, K empty,
 /// V empty, and with V transposed in the kernel (`staging_slots` > 0) per staging slot full and

@@ -62,8 +62,9 @@ TEST_P(GpuFwdSplit, EveryTileOfTheKernel) {
                        {dense_case(dtype(), 200, 1000, 64), dense_case(dtype(), 100, 700, 256)}});
     }
   } else {
-    // Three consumer warpgroups (192 rows) up to D = 80, two (128 rows) everywhere.
-    for (const char* rows : {"192", "128"}) {
+    // Three consumer warpgroups (192 rows) up to D = 80, two (128 rows) everywhere, one (64 rows,
+    // half tiles) at D = 64 and 80.
+    for (const char* rows : {"192", "128", "64"}) {
       tiles.push_back({"FLASHVISION_SM90_FWD_ROWS",
                        rows,
                        {dense_case(dtype(), 383, 1000, 64), dense_case(dtype(), 257, 2000, 80)}});

@@ -92,9 +92,14 @@ std::vector<int64_t> boundary_lengths(int bucket) {
   return lengths;
 }
 
+/// The key widths on 128-row tiles: these small problems would otherwise take half tiles
+/// (test_gpu_sm90_half_tiles.cpp runs the widths there).
+constexpr const char* kRowsVar = "FLASHVISION_SM90_FWD_ROWS";
+
 class GpuSm90KeyBlocks : public GpuSm90Test {
  protected:
   static Target target() { return cuda_target(CudaKernel::sm90); }
+  ScopedEnv rows_{kRowsVar, "128"};
 };
 
 TEST(Sm90KeyBlockChoice, BoundariesSwitchWidths) {
@@ -119,6 +124,7 @@ TEST(Sm90KeyBlockChoice, BoundariesSwitchWidths) {
 /// One bucket per test, so that a bucket a restricted build lacks shows as skipped on its own.
 class GpuSm90KeyBlockBoundaries : public ::testing::TestWithParam<std::tuple<DType, BucketDim>> {
  protected:
+  ScopedEnv rows_{kRowsVar, "128"};
   void SetUp() override {
     const std::string why = kernel_unavailable(CudaKernel::sm90);
     if (!why.empty()) GTEST_SKIP() << why;
