@@ -892,8 +892,9 @@ bool sm90_kv_multicast(const Problem& p, const sm90::FwdTile& tile, int bucket, 
 /// that short image sequences get the bucket's short width where it pads fewer keys (and text
 /// tokens its text width); query rows from the shape of the persistent schedule on `sm_count`
 /// SMs (half tiles where they fit one wave, fwd_half_rows), or as FLASHVISION_SM90_FWD_ROWS says
-/// where the bucket's wide or half tile applies at that key width. A wide tile runs with its own width (wide_block_n); it shares K and V wherever its
-/// 128-row tile would (tile_config.h, after fwd_multicast_compiled).
+/// where the bucket's wide or half tile applies at that key width. A wide tile runs with its own
+/// width (wide_block_n); it shares K and V wherever its 128-row tile would (tile_config.h, after
+/// fwd_multicast_compiled).
 sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
   const int block_n = sm90::fwd_block_n(bucket, p.seqlen_k, sm90_text_width_allowed());
   const int64_t batch_heads = p.batch * p.heads;

@@ -35,9 +35,9 @@ struct FwdTraits {
   static constexpr int kConsumerRegisters = consumer_registers(kTile);
   /// Whether a consumer rescales O between issuing S' = Q K and O += P V, while S' runs on the
   /// tensor cores, rather than once P V has completed (with one or two consumers). Measured on
-  /// the H200 (bench/results/2026-11-30-h200-s8/call1): with two consumers D = 256 N = 16384 +3..6 %, ViT-B/16 +4 %, D = 128
-  /// even; with three (the wide tiles) D = 64 -3..6 %, SDXL -2 % (not profiled: there the rescale
-  /// delays passing the turn to one of two other warpgroups).
+  /// the H200 (bench/results/2026-11-30-h200-s8/call1): with two consumers D = 256 N = 16384 +3..6
+  /// %, ViT-B/16 +4 %, D = 128 even; with three (the wide tiles) D = 64 -3..6 %, SDXL -2 % (not
+  /// profiled: there the rescale delays passing the turn to one of two other warpgroups).
   static constexpr bool kRescaleDuringQk = kConsumers <= 2;
   static constexpr int kSwizzle = swizzle_bytes(kHeadDim, kElementBytes);
   static constexpr uint32_t kSwizzleMode = descriptor_swizzle_mode(kSwizzle);

@@ -118,7 +118,7 @@ inline constexpr int kHalfBlockM = 64;
 /// and DiTs at batch 1 or 2).
 constexpr int half_long_block_n(int bucket) {
   return bucket == 64 || bucket == 80 || bucket == 128 || bucket == 160 ? fwd_tile(bucket).block_n
-                                                                         : 0;
+                                                                        : 0;
 }
 
 /// Keys per step of the bucket's half tile at its short width, or 0 where it has none: buckets 64
@@ -227,7 +227,8 @@ constexpr FwdTile fwd_tile(int bucket, int block_m, int block_n, int element_byt
 }
 
 /// Whether the bucket has that tile: 128 rows with its long, second, short or text key width, its
-/// wide rows with the wide tile's width, or a half tile (half_tile_exists); in FP8 (`element_bytes` 1) one of its FP8 tiles.
+/// wide rows with the wide tile's width, or a half tile (half_tile_exists); in FP8 (`element_bytes`
+/// 1) one of its FP8 tiles.
 constexpr bool fwd_tile_exists(int bucket, int block_m, int block_n, int element_bytes = 2) {
   if (element_bytes == 1) return fp8_tile_exists(bucket, block_m, block_n);
   if (block_m == kHalfBlockM) return half_tile_exists(bucket, block_n);
@@ -518,9 +519,10 @@ constexpr int epilogue_panels(int bucket, int block_m, int block_n, int element_
                               int staging_slots = 0) {
   const int wanted = wanted_epilogue_panels(bucket);
   const std::size_t per_panel = staging_bytes(block_m, 1);
-  const int fitting = static_cast<int>(
-      (kMaxSmemBytes - fwd_pipeline_bytes(bucket, block_m, block_n, element_bytes, staging_slots)) /
-      per_panel);
+  const std::size_t pipeline =
+      fwd_pipeline_bytes(bucket, block_m, block_n, element_bytes, staging_slots);
+  const int fitting =
+      pipeline >= kMaxSmemBytes ? 0 : static_cast<int>((kMaxSmemBytes - pipeline) / per_panel);
   return wanted < fitting ? wanted : fitting;
 }
 

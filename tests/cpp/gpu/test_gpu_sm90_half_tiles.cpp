@@ -76,7 +76,8 @@ TEST_P(GpuSm90HalfTiles, EveryHalfTileMatchesTheReference) {
     for (const int64_t nk : {int64_t{1}, int64_t{100}, int64_t{197}, int64_t{577}, int64_t{900}}) {
       for (const int64_t nq : {int64_t{64}, int64_t{130}}) {
         AttentionCase c = dense_case(dtype(), nq, nk, dim);
-        SCOPED_TRACE("block_n " + std::to_string(sm90::fwd_block_n(sm90::head_dim_bucket(dim), nk)));
+        SCOPED_TRACE("block_n " +
+                     std::to_string(sm90::fwd_block_n(sm90::head_dim_bucket(dim), nk)));
         check_forward(target(), c);
       }
     }
