@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "api/cuda_refusal.h"
 #include "api/env_option.h"
 #include "api/problem.h"
 #include "cpu/cpu_backend.h"
@@ -65,10 +66,9 @@ Backend choose_backend(const Problem& p, Backend requested, bool backward) {
   }
   if (!detail::cuda_supports(p, backward, &why)) {
     // Forward head dims above 256 and f8e4m3 inputs only the Hopper forward serves: say why it
-    // refused too (e.g. a build without bucket 512, or a GPU other than compute capability 9.0).
-    if ((p.head_dim > 256 || p.dtype == DType::f8e4m3) && !sm90_why.empty()) {
-      why += "; the Hopper forward: " + sm90_why;
-    }
+    // refused (e.g. a head dim FP8 does not take, a build without bucket 512, or a GPU other than
+    // compute capability 9.0).
+    why = detail::cuda_refusal(p.dtype, p.head_dim, why, sm90_why);
     if (requested == Backend::cuda_sm80) why = forced_by + "cuda-sm80 but " + why;
     throw Error(why);
   }

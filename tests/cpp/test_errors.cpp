@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "api/cuda_refusal.h"
 #include "flashvision/flashvision.h"
 
 namespace fv = flashvision;
@@ -368,3 +369,26 @@ TEST(TensorViews, ContiguousViewRank) {
 }
 
 }  // namespace
+
+// The message when no CUDA kernel takes a call (src/api/cuda_refusal.h): checked on the host, since
+// the GPU paths that produce it need a device.
+TEST(CudaRefusal, Fp8InputsGiveTheHopperForwardsReasonAlone) {
+  const std::string why = fv::detail::cuda_refusal(
+      fv::DType::f8e4m3, 40, "the sm80 forward supports f16 and bf16, got f8e4m3",
+      "the FP8 (f8e4m3) forward needs a head dim that is a multiple of 16 up to 256, got 40");
+  EXPECT_EQ(why,
+            "f8e4m3 inputs run on the Hopper (sm90) forward only, which cannot take this call: the "
+            "FP8 (f8e4m3) forward needs a head dim that is a multiple of 16 up to 256, got 40");
+}
+
+TEST(CudaRefusal, WideHeadsGiveBothReasons) {
+  EXPECT_EQ(fv::detail::cuda_refusal(fv::DType::bf16, 512, "sm80: too wide", "no bucket 512"),
+            "sm80: too wide; the Hopper forward: no bucket 512");
+}
+
+TEST(CudaRefusal, OtherwiseThePortableKernelsReason) {
+  EXPECT_EQ(fv::detail::cuda_refusal(fv::DType::bf16, 64, "sm80: no", "sm90: no"), "sm80: no");
+  // The Hopper forward not asked (a forced sm80 backend, a backward): its reason is empty.
+  EXPECT_EQ(fv::detail::cuda_refusal(fv::DType::f8e4m3, 64, "sm80: no", ""), "sm80: no");
+  EXPECT_EQ(fv::detail::cuda_refusal(fv::DType::bf16, 512, "sm80: no", ""), "sm80: no");
+}
