@@ -907,7 +907,7 @@ sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
     const bool half = rows == sm90::kHalfBlockM && sm90::half_tile_exists(bucket, block_n);
     block_m = wide || half ? rows : sm90::kNarrowBlockM;
   }
-  if (block_m != sm90::kNarrowBlockM && block_m != sm90::kHalfBlockM) {
+  if (block_m == sm90::wide_block_m(bucket)) {
     return sm90::fwd_tile(bucket, block_m, sm90::wide_block_n(bucket));
   }
   return sm90::fwd_tile(bucket, block_m, block_n);

@@ -1,12 +1,12 @@
-// sm90 forward kernel (FlashAttention-3 class): persistent CTAs of a producer and two or three
-// consumer warpgroups walk a static schedule of (query block, head, sequence) tiles. The producer
-// warpgroup gives up its registers (setmaxnreg) and one of its threads streams Q, K and V with TMA
-// into shared memory guarded by mbarriers (fwd_producer.cuh), while in FP8 its other three warps
-// transpose V (fwd_value_transposer.cuh); the consumer warpgroups, 64 query
-// rows each, run wgmma and the online softmax (fwd_consumer.cuh). Where the CTAs of a cluster
-// share K and V (kCtas > 1), each slot's empty barrier counts the consumer warps of every CTA of
-// the cluster, and the CTAs pass a cluster barrier once their barriers are set up and again before
-// they exit, so that no CTA writes into, or arrives on, one that has not started or has ended.
+// sm90 forward kernel (FlashAttention-3 class): persistent CTAs of a producer and one (half tiles),
+// two or three consumer warpgroups walk a static schedule of (query block, head, sequence) tiles.
+// The producer warpgroup gives up its registers (setmaxnreg) and one of its threads streams Q, K
+// and V with TMA into shared memory guarded by mbarriers (fwd_producer.cuh), while in FP8 its other
+// three warps transpose V (fwd_value_transposer.cuh); the consumer warpgroups, 64 query rows each,
+// run wgmma and the online softmax (fwd_consumer.cuh). Where the CTAs of a cluster share K and V
+// (kCtas > 1), each slot's empty barrier counts the consumer warps of every CTA of the cluster, and
+// the CTAs pass a cluster barrier once their barriers are set up and again before they exit, so
+// that no CTA writes into, or arrives on, one that has not started or has ended.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -15,9 +15,9 @@
 namespace flashvision::detail::sm90 {
 
 /// Compile-time geometry of the forward kernel for elements T (f16, bf16 or e4m3) of one
-/// head-dim bucket and one of its tiles (tile_config.h: 128 rows with the long or the short key
-/// width, the wide 192 rows, or the FP8 tile); kVInKernel: FP8 with V transposed in the kernel
-/// (fp8_values.h), which adds the V staging slots.
+/// head-dim bucket and one of its tiles (tile_config.h: 128 rows with one of the bucket's key
+/// widths, the wide 192 rows, the half tile's 64, or an FP8 tile); kVInKernel: FP8 with V
+/// transposed in the kernel (fp8_values.h), which adds the V staging slots.
 template <typename T, int kHeadDim, int kRowsPerBlock, int kKeysPerBlock, bool kVInKernel>
 struct FwdTraits {
   static constexpr int kElementBytes = static_cast<int>(sizeof(T));
@@ -35,9 +35,9 @@ struct FwdTraits {
   static constexpr int kConsumerRegisters = consumer_registers(kTile);
   /// Whether a consumer rescales O between issuing S' = Q K and O += P V, while S' runs on the
   /// tensor cores, rather than once P V has completed (with one or two consumers). Measured on
-  /// the H200 (bench/results/2026-11-30-h200-s8/call1): with two consumers D = 256 N = 16384 +3..6
-  /// %, ViT-B/16 +4 %, D = 128 even; with three (the wide tiles) D = 64 -3..6 %, SDXL -2 % (not
-  /// profiled: there the rescale delays passing the turn to one of two other warpgroups).
+  /// the H200 (bench/results/2026-11-30-h200-s8/call1): with two consumers D = 256 N = 16384
+  /// +3..6 %, ViT-B/16 +4 %, D = 128 even; with three (the wide tiles) D = 64 -3..6 %, SDXL -2 %
+  /// (not profiled: there the rescale delays passing the turn to one of two other warpgroups).
   static constexpr bool kRescaleDuringQk = kConsumers <= 2;
   static constexpr int kSwizzle = swizzle_bytes(kHeadDim, kElementBytes);
   static constexpr uint32_t kSwizzleMode = descriptor_swizzle_mode(kSwizzle);
