@@ -878,7 +878,8 @@ bool sm90_kv_multicast(const Problem& p, const sm90::FwdTile& tile, int bucket, 
   const int64_t m_blocks = ceil_div(p.seqlen_q, tile.block_m);
   const bool cross_tile =
       sm90_cross_tile_allowed() &&
-      sm90::fwd_cross_tile(tile.block_m, tile.block_n, p.seqlen_k, p.causal, p.varlen, false);
+      sm90::fwd_cross_tile(bucket, tile.block_m, tile.block_n, p.seqlen_k, p.causal, p.varlen,
+                           false);
   if (request == 1) {
     return sm90::fwd_kv_multicast(bucket, tile.block_m, tile.block_n, m_blocks, p.seqlen_k,
                                   p.causal, p.varlen, false, cross_tile);
@@ -893,7 +894,7 @@ bool sm90_kv_multicast(const Problem& p, const sm90::FwdTile& tile, int bucket, 
 /// tokens its text width); query rows from the shape of the persistent schedule on `sm_count`
 /// SMs (half tiles where they fit one wave, fwd_half_rows), or as FLASHVISION_SM90_FWD_ROWS says
 /// where the bucket's wide or half tile applies at that key width. A wide tile runs with its own
-/// width (wide_block_n); it shares K and V wherever its 128-row tile would (tile_config.h, after
+/// width or the text width (wide_tile_block_n); it shares K and V wherever its 128-row tile would (tile_config.h, after
 /// fwd_multicast_compiled).
 sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
   const int block_n = sm90::fwd_block_n(bucket, p.seqlen_k, sm90_text_width_allowed());
@@ -908,7 +909,7 @@ sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
     block_m = wide || half ? rows : sm90::kNarrowBlockM;
   }
   if (block_m == sm90::wide_block_m(bucket)) {
-    return sm90::fwd_tile(bucket, block_m, sm90::wide_block_n(bucket));
+    return sm90::fwd_tile(bucket, block_m, sm90::wide_tile_block_n(bucket, block_n));
   }
   return sm90::fwd_tile(bucket, block_m, block_n);
 }
@@ -956,9 +957,10 @@ void set_forward_schedule(sm90::FwdParams& params, const FwdSplit& split, const 
 /// Whether the sm90 forward of p runs `tile` with the cross-tile pipeline
 /// (tile_config.h's fwd_cross_tile) for `params` (schedule set): where it applies, unless
 /// FLASHVISION_SM90_FWD_CROSS_TILE is 0 (benchmarks compare both).
-bool sm90_cross_tile(const Problem& p, const sm90::FwdParams& params, const sm90::FwdTile& tile) {
+bool sm90_cross_tile(const Problem& p, const sm90::FwdParams& params, const sm90::FwdTile& tile,
+                     int bucket) {
   return sm90_cross_tile_allowed() &&
-         sm90::fwd_cross_tile(tile.block_m, tile.block_n, p.seqlen_k, p.causal, p.varlen,
+         sm90::fwd_cross_tile(bucket, tile.block_m, tile.block_n, p.seqlen_k, p.causal, p.varlen,
                               params.num_units != params.num_tiles);
 }
 
@@ -1131,7 +1133,7 @@ void schedule_forward_tiles(sm90::FwdParams& params, const Problem& p, const sm9
   params.heads_divisor = FastDivisor(p.heads);
   params.group_divisor = FastDivisor(params.shape.group);
   params.split_parts_divisor = FastDivisor(params.split_parts);
-  params.cross_tile = sm90_cross_tile(p, params, tile) ? 1 : 0;
+  params.cross_tile = sm90_cross_tile(p, params, tile, bucket) ? 1 : 0;
 }
 
 /// Whether the FP8 forward of p transposes V in the kernel rather than in a pass before it:

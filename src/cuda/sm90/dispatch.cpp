@@ -33,7 +33,8 @@ bool run_if_tile(int block_m, int block_n, const FwdParams& params, void* stream
 }
 
 /// The instantiation of bucket kDim with `block_m` x `block_n` tiles: 128 rows with the long,
-/// second, short or text key width, the wide rows with the wide tile's width, or a half tile.
+/// second, short or text key width, the wide rows with the wide tile's or the text width, or a
+/// half tile.
 template <DType kDType, int kDim>
 void forward_bucket(int block_m, int block_n, const FwdParams& params, void* stream) {
   const bool ran = run_if_tile<kDType, kDim, kNarrowBlockM, fwd_tile(kDim).block_n>(
@@ -45,6 +46,8 @@ void forward_bucket(int block_m, int block_n, const FwdParams& params, void* str
                    run_if_tile<kDType, kDim, kNarrowBlockM, text_block_n(kDim)>(block_m, block_n,
                                                                                 params, stream) ||
                    run_if_tile<kDType, kDim, wide_block_m(kDim), wide_block_n(kDim)>(
+                       block_m, block_n, params, stream) ||
+                   run_if_tile<kDType, kDim, wide_block_m(kDim), text_block_n(kDim)>(
                        block_m, block_n, params, stream) ||
                    run_if_tile<kDType, kDim, kHalfBlockM, half_long_block_n(kDim)>(
                        block_m, block_n, params, stream) ||

@@ -174,7 +174,7 @@ void run_fwd_values(const FwdParams& params, void* stream) {
           params, stream);
     }
   }
-  if constexpr (fwd_cross_tile_compiled(kBlockM)) {
+  if constexpr (fwd_cross_tile_compiled(kHeadDim, kBlockM, kBlockN)) {
     if (params.cross_tile) {
       return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, kVInKernel, true>(params, stream);
     }

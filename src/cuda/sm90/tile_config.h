@@ -79,17 +79,6 @@ constexpr int wide_block_n(int bucket) {
   return bucket == 80 ? 96 : 0;
 }
 
-/// Whether the bucket's wide tile may replace its 128-row tile of `block_n` keys: at the long
-/// width, and where the wide tile has a width of its own (D = 80) at any width. Up to D = 64 the
-/// short and text widths have no wide counterpart: the short ones serve short sequences, whose
-/// queries are short too (192-row blocks would pad ViT-B's 197 queries to 384), and one text block
-/// per tile runs the cross-tile pipeline, which 128-row tiles have.
-constexpr bool wide_tile_applies(int bucket, int block_n) {
-  const int wide_n = wide_block_n(bucket);
-  const int long_n = fwd_tile(bucket).block_n;
-  return wide_n != 0 && (block_n == long_n || wide_n != long_n);
-}
-
 /// The bucket's second key-block width, for short sequences, or 0 where it has none. Image
 /// sequences are a few key blocks long, and the last block is mostly padding at the long width
 /// (197 ViT-B tokens fill 256 keys at 128 per block): 208 keys hold them in one block (no online
@@ -159,6 +148,25 @@ constexpr int text_block_n(int bucket) { return bucket == 64 ? 80 : 0; }
 /// 17.8-18.0 us at bucket 48 and 16.2-16.4 us here (bench/results/2026-11-30-s19, call 1).
 constexpr int fwd_text_bucket(int bucket, long long max_seqlen_k) {
   return bucket == 48 && max_seqlen_k <= text_block_n(64) ? 64 : bucket;
+}
+
+/// Whether the bucket's wide tile may replace its 128-row tile of `block_n` keys: at the long
+/// width, at the text width (three consumers a tile of one text block, wide_tile_block_n), and
+/// where the wide tile has a width of its own (D = 80) at any width. Up to D = 64 the short width
+/// has no wide counterpart: it serves short sequences, whose queries are short too (192-row blocks
+/// would pad ViT-B's 197 queries to 384).
+constexpr bool wide_tile_applies(int bucket, int block_n) {
+  const int wide_n = wide_block_n(bucket);
+  const int long_n = fwd_tile(bucket).block_n;
+  const int text_n = text_block_n(bucket);
+  return wide_n != 0 && (block_n == long_n || wide_n != long_n || (text_n != 0 && block_n == text_n));
+}
+
+/// Keys per step of the bucket's wide tile where it replaces a 128-row tile of `block_n` keys: the
+/// text width stays (one block of a prompt's tokens), any other becomes the wide tile's own.
+constexpr int wide_tile_block_n(int bucket, int block_n) {
+  const int text_n = text_block_n(bucket);
+  return text_n != 0 && block_n == text_n ? text_n : wide_block_n(bucket);
 }
 
 /// Whether the FP8 (e4m3) forward serves the bucket: head dims that are whole 16-byte TMA rows up
@@ -240,7 +248,8 @@ constexpr bool fwd_tile_exists(int bucket, int block_m, int block_n, int element
     return block_n == long_n || (second_n != 0 && block_n == second_n) ||
            (short_n != 0 && block_n == short_n) || (text_n != 0 && block_n == text_n);
   }
-  return block_m != 0 && block_m == wide_block_m(bucket) && block_n == wide_block_n(bucket);
+  return block_m != 0 && block_m == wide_block_m(bucket) &&
+         (block_n == wide_block_n(bucket) || (text_n != 0 && block_n == text_n));
 }
 
 /// What a key block costs beyond its keys, in keys: barrier waits, the ping-pong turn, row-max
@@ -350,18 +359,23 @@ constexpr bool fwd_half_rows(int bucket, int block_n, long long seqlen_q, long l
          (seqlen_q + kHalfBlockM - 1) / kHalfBlockM * batch_heads <= sm_count;
 }
 
-/// Whether tiles of `block_m` rows have the cross-tile kernel (fwd_consumer.cuh's
-/// run_cross_tile): the 128-row tiles of two consumers, whose short key widths serve the short
-/// image sequences; a wide tile's three consumers keep the per-tile loop.
-constexpr bool fwd_cross_tile_compiled(int block_m) { return block_m == kNarrowBlockM; }
+/// Whether the bucket's tiles of `block_m` rows and `block_n` keys have the cross-tile kernel
+/// (fwd_consumer.cuh's run_cross_tile): the 128-row tiles of two consumers, whose short key widths
+/// serve the short image sequences, and the wide tile at the text width; the other wide tiles'
+/// three consumers keep the per-tile loop.
+constexpr bool fwd_cross_tile_compiled(int bucket, int block_m, int block_n) {
+  const int text_n = text_block_n(bucket);
+  return block_m == kNarrowBlockM ||
+         (block_m == wide_block_m(bucket) && text_n != 0 && block_n == text_n);
+}
 
 /// Whether the forward's consumers pipeline across tiles (FwdParams::cross_tile): every unit of
 /// the schedule must be a whole tile of exactly one key block of `block_n` keys, which holds for
 /// dense (not varlen) non-causal problems of 1 to block_n keys whose last wave is not split.
 /// ViT-B/16's 197 tokens (one 208-key block) and cross-attention to 77 text tokens qualify.
-constexpr bool fwd_cross_tile(int block_m, int block_n, long long seqlen_k, bool causal,
+constexpr bool fwd_cross_tile(int bucket, int block_m, int block_n, long long seqlen_k, bool causal,
                               bool varlen, bool split) {
-  return fwd_cross_tile_compiled(block_m) && !causal && !varlen && !split && seqlen_k >= 1 &&
+  return fwd_cross_tile_compiled(bucket, block_m, block_n) && !causal && !varlen && !split && seqlen_k >= 1 &&
          seqlen_k <= block_n;
 }
 
@@ -477,7 +491,7 @@ inline constexpr std::size_t kMaxSmemBytes = 227 * 1024;
 /// SDXL's 0.8 % (bench/results/2026-12-01-s23, call 6), but cost the D = 64 sweep 1.6-2.3 %, SD
 /// 1.5 64 x 64 4 % and ViT-B/16 1 % where every tile up to D = 96 had them (call 4).
 constexpr int fwd_q_buffers(int bucket, int block_m, int block_n) {
-  return block_m == kNarrowBlockM && block_n == text_block_n(bucket) ? 2 : 1;
+  return block_m != kHalfBlockM && block_n == text_block_n(bucket) ? 2 : 1;
 }
 
 /// Bytes of the pipeline of a tile of `element_bytes` elements: its Q buffers, the K and V stages,

@@ -24,7 +24,8 @@ constexpr const char* kCrossTileVar = "FLASHVISION_SM90_FWD_CROSS_TILE";
 
 /// The choice for a dense problem of `seqlen_k` keys in `bucket` with 128-row tiles.
 constexpr bool cross_tile(int bucket, long long seqlen_k, bool causal = false) {
-  return sm90::fwd_cross_tile(sm90::kNarrowBlockM, sm90::fwd_block_n(bucket, seqlen_k), seqlen_k,
+  return sm90::fwd_cross_tile(bucket, sm90::kNarrowBlockM, sm90::fwd_block_n(bucket, seqlen_k),
+                              seqlen_k,
                               causal, false, false);
 }
 
@@ -42,9 +43,14 @@ TEST(Sm90CrossTileChoice, OtherSchedulesKeepThePerTileLoop) {
   EXPECT_FALSE(cross_tile(128, 193));  // two blocks of 176
   EXPECT_FALSE(cross_tile(64, 197, /*causal=*/true));
   EXPECT_FALSE(cross_tile(64, 0));
-  EXPECT_FALSE(sm90::fwd_cross_tile(128, 208, 197, false, /*varlen=*/true, false));
-  EXPECT_FALSE(sm90::fwd_cross_tile(128, 208, 197, false, false, /*split=*/true));
-  EXPECT_FALSE(sm90::fwd_cross_tile(192, 128, 100, false, false, false));  // wide tile
+  EXPECT_FALSE(sm90::fwd_cross_tile(64, 128, 208, 197, false, /*varlen=*/true, false));
+  EXPECT_FALSE(sm90::fwd_cross_tile(64, 128, 208, 197, false, false, /*split=*/true));
+  EXPECT_FALSE(sm90::fwd_cross_tile(64, 192, 128, 100, false, false, false));  // wide tile
+}
+
+TEST(Sm90CrossTileChoice, TheWideTextTilePipelinesAcrossTiles) {
+  EXPECT_TRUE(sm90::fwd_cross_tile(64, 192, 80, 77, false, false, false));
+  EXPECT_FALSE(sm90::fwd_cross_tile(64, 192, 80, 77, /*causal=*/true, false, false));
 }
 
 class GpuSm90CrossTile : public GpuSm90Test {

@@ -38,7 +38,8 @@ static_assert(!sm90::fwd_tile_exists(160, sm90::kHalfBlockM, 96));
 static_assert(sm90::fwd_tile(160, 64, 128).consumers() == 1 &&
               sm90::fwd_threads(sm90::fwd_tile(160, 64, 128)) == 256 &&
               sm90::consumer_registers(sm90::fwd_tile(160, 64, 128)) == 240);
-static_assert(!sm90::fwd_cross_tile_compiled(sm90::kHalfBlockM));
+static_assert(!sm90::fwd_cross_tile_compiled(64, sm90::kHalfBlockM, sm90::half_long_block_n(64)) &&
+              !sm90::fwd_cross_tile_compiled(64, sm90::kHalfBlockM, sm90::half_short_block_n(64)));
 
 TEST(Sm90HalfTileChoice, OneWaveOfHalfTilesTakesThem) {
   // SD 1.5's 16 x 16 level (D = 160, 2 x 8 heads of 256 rows): 64 half tiles for 132 SMs.

@@ -21,7 +21,7 @@ namespace sm90 = flashvision::detail::sm90;
 void expect_q_buffers(int bucket, int block_m, int block_n) {
   SCOPED_TRACE("D = " + std::to_string(bucket) + ", " + std::to_string(block_m) + " x " +
                std::to_string(block_n));
-  const bool text = block_m == sm90::kNarrowBlockM && block_n == sm90::text_block_n(bucket);
+  const bool text = block_m != sm90::kHalfBlockM && block_n == sm90::text_block_n(bucket);
   const int buffers = sm90::fwd_q_buffers(bucket, block_m, block_n);
   EXPECT_EQ(buffers, text ? 2 : 1);
   EXPECT_LE(sm90::fwd_smem_bytes(bucket, block_m, block_n), sm90::kMaxSmemBytes);
@@ -39,6 +39,9 @@ TEST(Sm90QBuffers, TwoAtTheTextWidthOnly) {
     }
     if (sm90::wide_block_m(bucket) != 0) {
       expect_q_buffers(bucket, sm90::wide_block_m(bucket), sm90::wide_block_n(bucket));
+      if (sm90::text_block_n(bucket) != 0) {
+        expect_q_buffers(bucket, sm90::wide_block_m(bucket), sm90::text_block_n(bucket));
+      }
     }
   }
   EXPECT_EQ(sm90::fwd_q_buffers(64, sm90::kNarrowBlockM, sm90::text_block_n(64)), 2);

@@ -32,8 +32,14 @@ static_assert(sm90::wide_tile_applies(80, sm90::short_block_n(80)));
 static_assert(!sm90::wide_tile_applies(64, sm90::short_block_n(64)));
 static_assert(sm90::fwd_tile_exists(64, 192, sm90::fwd_tile(64).block_n));
 static_assert(!sm90::fwd_tile_exists(64, 192, sm90::short_block_n(64)), "no wide short tile");
-static_assert(!sm90::wide_tile_applies(64, sm90::text_block_n(64)));
-static_assert(!sm90::fwd_tile_exists(64, 192, sm90::text_block_n(64)), "no wide text tile");
+// Bucket 64's wide tile at the text width keeps the text width (one block a tile, cross-tile).
+static_assert(sm90::wide_tile_applies(64, sm90::text_block_n(64)));
+static_assert(sm90::fwd_tile_exists(64, 192, sm90::text_block_n(64)));
+static_assert(sm90::wide_tile_block_n(64, sm90::text_block_n(64)) == sm90::text_block_n(64));
+static_assert(sm90::wide_tile_block_n(64, sm90::fwd_tile(64).block_n) == sm90::wide_block_n(64));
+static_assert(sm90::wide_tile_block_n(80, sm90::short_block_n(80)) == sm90::wide_block_n(80));
+static_assert(sm90::fwd_cross_tile_compiled(64, 192, sm90::text_block_n(64)));
+static_assert(!sm90::fwd_cross_tile_compiled(64, 192, sm90::wide_block_n(64)));
 static_assert(!sm90::fwd_tile_exists(128, 192, sm90::fwd_tile(128).block_n));
 static_assert(sm90::fwd_tile(64, 192, 128).consumers() == 3 &&
               sm90::fwd_threads(sm90::fwd_tile(64, 192, 128)) == 512);
@@ -64,8 +70,6 @@ TEST(Sm90WideTileChoice, FewTilesOrShortRowsKeepTheNarrowTile) {
   // Buckets without a wide tile, and the short key widths up to D = 64.
   EXPECT_EQ(sm90::fwd_block_m(128, 176, 4096, 128, kH200Sms), 128);
   EXPECT_EQ(sm90::fwd_block_m(64, sm90::short_block_n(64), 197, 256 * 12, kH200Sms), 128);
-  // SDXL cross attention: 77 text tokens in one 80-key block, 128 rows (the cross-tile pipeline).
-  EXPECT_EQ(sm90::fwd_block_m(64, sm90::text_block_n(64), 4096, 2 * 10, kH200Sms), 128);
   // No device count (0) is read as one SM rather than dividing by zero.
   EXPECT_EQ(sm90::fwd_block_m(64, 128, 1 << 20, 1, 0), 192);
 }
@@ -146,6 +150,33 @@ TEST_P(GpuSm90WideTiles, SeveralTilesPerCta) {
   c.batch = 4;
   c.heads = c.heads_kv = 40;
   check_forward(target(), c);
+}
+
+TEST_P(GpuSm90WideTiles, TextTilesMatchTheReference) {
+  // The wide tile at the text width runs the cross-tile pipeline with three consumers; 128 rows
+  // alongside.
+  for (const char* rows : {"192", "128"}) {
+    ScopedEnv env(kRowsVar, rows);
+    SCOPED_TRACE(std::string(kRowsVar) + "=" + rows);
+    // SD 1.5's cross-attention (D = 40 on bucket 64): 16 heads x 22 query blocks, two or three a
+    // CTA, the last block a third full.
+    AttentionCase sd15 = dense_case(dtype(), 4096, 77, 40);
+    sd15.heads = sd15.heads_kv = 16;
+    check_forward(target(), sd15);
+    // Query blocks full, partial, and with rows for the first consumer only; 1 to 80 keys.
+    for (const auto& [nq, nk] : {std::pair<int64_t, int64_t>{192, 80}, {200, 77}, {50, 1},
+                                 {383, 64}}) {
+      check_forward(target(), dense_case(dtype(), nq, nk, 64));
+    }
+    // Grouped heads in the torch layout, several tiles a CTA.
+    AttentionCase gqa = dense_case(dtype(), 1000, 77, 64);
+    gqa.batch = 3;
+    gqa.heads = 48;
+    gqa.heads_kv = 8;
+    gqa.layout = Layout::torch;
+    check_forward(target(), gqa);
+    check_forward_with_ramps(target(), dense_case(dtype(), 700, 80, 48));
+  }
 }
 
 TEST_P(GpuSm90WideTiles, ABadRowCountIsRejectedByName) {
