@@ -58,6 +58,10 @@ TEST(Sm90WideTileChoice, ManyWavesTakeTheWideTile) {
   EXPECT_EQ(sm90::fwd_block_m(80, 128, 1024, 16 * 16, kH200Sms), 192);  // DiT-XL/2 (D = 72)
   // ViT-H/14 (D = 80): 257 rows fill two wide tiles as they fill three narrow ones.
   EXPECT_EQ(sm90::fwd_block_m(80, sm90::short_block_n(80), 257, 128 * 16, kH200Sms), 192);
+  // Cross-attention to 77 text tokens: SD 1.5 (3 waves of wide tiles against 4 of narrow ones)
+  // and SDXL (4 against 5).
+  EXPECT_EQ(sm90::fwd_block_m(64, sm90::text_block_n(64), 4096, 2 * 8, kH200Sms), 192);
+  EXPECT_EQ(sm90::fwd_block_m(64, sm90::text_block_n(64), 4096, 2 * 10, kH200Sms), 192);
 }
 
 TEST(Sm90WideTileChoice, FewTilesOrShortRowsKeepTheNarrowTile) {
