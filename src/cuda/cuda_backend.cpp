@@ -877,9 +877,8 @@ bool sm90_kv_multicast(const Problem& p, const sm90::FwdTile& tile, int bucket, 
   if (request == 0) return false;
   const int64_t m_blocks = ceil_div(p.seqlen_q, tile.block_m);
   const bool cross_tile =
-      sm90_cross_tile_allowed() &&
-      sm90::fwd_cross_tile(bucket, tile.block_m, tile.block_n, p.seqlen_k, p.causal, p.varlen,
-                           false);
+      sm90_cross_tile_allowed() && sm90::fwd_cross_tile(bucket, tile.block_m, tile.block_n,
+                                                        p.seqlen_k, p.causal, p.varlen, false);
   if (request == 1) {
     return sm90::fwd_kv_multicast(bucket, tile.block_m, tile.block_n, m_blocks, p.seqlen_k,
                                   p.causal, p.varlen, false, cross_tile);
@@ -894,8 +893,8 @@ bool sm90_kv_multicast(const Problem& p, const sm90::FwdTile& tile, int bucket, 
 /// tokens its text width); query rows from the shape of the persistent schedule on `sm_count`
 /// SMs (half tiles where they fit one wave, fwd_half_rows), or as FLASHVISION_SM90_FWD_ROWS says
 /// where the bucket's wide or half tile applies at that key width. A wide tile runs with its own
-/// width or the text width (wide_tile_block_n); it shares K and V wherever its 128-row tile would (tile_config.h, after
-/// fwd_multicast_compiled).
+/// width or the text width (wide_tile_block_n); it shares K and V wherever its 128-row tile would
+/// (tile_config.h, after fwd_multicast_compiled).
 sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
   const int block_n = sm90::fwd_block_n(bucket, p.seqlen_k, sm90_text_width_allowed());
   const int64_t batch_heads = p.batch * p.heads;

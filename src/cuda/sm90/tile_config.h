@@ -159,7 +159,8 @@ constexpr bool wide_tile_applies(int bucket, int block_n) {
   const int wide_n = wide_block_n(bucket);
   const int long_n = fwd_tile(bucket).block_n;
   const int text_n = text_block_n(bucket);
-  return wide_n != 0 && (block_n == long_n || wide_n != long_n || (text_n != 0 && block_n == text_n));
+  return wide_n != 0 &&
+         (block_n == long_n || wide_n != long_n || (text_n != 0 && block_n == text_n));
 }
 
 /// Keys per step of the bucket's wide tile where it replaces a 128-row tile of `block_n` keys: the
@@ -375,8 +376,8 @@ constexpr bool fwd_cross_tile_compiled(int bucket, int block_m, int block_n) {
 /// ViT-B/16's 197 tokens (one 208-key block) and cross-attention to 77 text tokens qualify.
 constexpr bool fwd_cross_tile(int bucket, int block_m, int block_n, long long seqlen_k, bool causal,
                               bool varlen, bool split) {
-  return fwd_cross_tile_compiled(bucket, block_m, block_n) && !causal && !varlen && !split && seqlen_k >= 1 &&
-         seqlen_k <= block_n;
+  return fwd_cross_tile_compiled(bucket, block_m, block_n) && !causal && !varlen && !split &&
+         seqlen_k >= 1 && seqlen_k <= block_n;
 }
 
 /// CTAs of a cluster that share each K and V block of the forward (fwd_kv_multicast): each loads

@@ -25,8 +25,7 @@ constexpr const char* kCrossTileVar = "FLASHVISION_SM90_FWD_CROSS_TILE";
 /// The choice for a dense problem of `seqlen_k` keys in `bucket` with 128-row tiles.
 constexpr bool cross_tile(int bucket, long long seqlen_k, bool causal = false) {
   return sm90::fwd_cross_tile(bucket, sm90::kNarrowBlockM, sm90::fwd_block_n(bucket, seqlen_k),
-                              seqlen_k,
-                              causal, false, false);
+                              seqlen_k, causal, false, false);
 }
 
 TEST(Sm90CrossTileChoice, OneKeyBlockTilesPipelineAcrossTiles) {

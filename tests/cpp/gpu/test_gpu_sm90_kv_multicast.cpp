@@ -28,7 +28,8 @@ constexpr bool multicast(int bucket, int block_m, long long seqlen_q, long long 
   const int block_n = block_m == sm90::kNarrowBlockM ? sm90::fwd_block_n(bucket, seqlen_k)
                                                      : sm90::wide_block_n(bucket);
   const long long m_blocks = (seqlen_q + block_m - 1) / block_m;
-  const bool cross_tile = sm90::fwd_cross_tile(bucket, block_m, block_n, seqlen_k, false, false, false);
+  const bool cross_tile =
+      sm90::fwd_cross_tile(bucket, block_m, block_n, seqlen_k, false, false, false);
   return sm90::fwd_kv_multicast(bucket, block_m, block_n, m_blocks, seqlen_k, false, false, false,
                                 cross_tile);
 }

@@ -168,8 +168,8 @@ TEST_P(GpuSm90WideTiles, TextTilesMatchTheReference) {
     sd15.heads = sd15.heads_kv = 16;
     check_forward(target(), sd15);
     // Query blocks full, partial, and with rows for the first consumer only; 1 to 80 keys.
-    for (const auto& [nq, nk] : {std::pair<int64_t, int64_t>{192, 80}, {200, 77}, {50, 1},
-                                 {383, 64}}) {
+    for (const auto& [nq, nk] :
+         {std::pair<int64_t, int64_t>{192, 80}, {200, 77}, {50, 1}, {383, 64}}) {
       check_forward(target(), dense_case(dtype(), nq, nk, 64));
     }
     // Grouped heads in the torch layout, several tiles a CTA.
