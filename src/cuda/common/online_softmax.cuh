@@ -25,7 +25,14 @@ inline constexpr float kMaxSlackLog2 = 8.0f;
 /// exp(scale * (s - max)), for storage formats whose precision falls off below 1 (the Hopper FP8
 /// forward's e4m3 P); the sums carry the factor too, so O's normalization cancels it and
 /// finalize() takes it out of the LSE. The lazy slack would let it pass e4m3's range.
-template <int kMTiles, bool kLazyMax, int kOffsetLog2 = 0>
+/// kShortChains: update_scores takes a block's exponents before its exponentials and its max and
+/// sum in two interleaved chains each, for the same instructions. In the Hopper forward, which
+/// takes a row's first key block here, ViT-B/16 (one block a tile) ran 3.6 % faster on the H200,
+/// ViT-L/14 and ViT-H/14 1 %, the rest level (bench/results/2026-12-02-s31, call 3); its half
+/// tiles and FP8 keep the plain form (FwdTraits::kShortSoftmaxChains), as does the sm80 forward.
+/// The same form in the later blocks (stale_max_softmax.cuh) cost those kernels registers and
+/// 2-3 % on long cases (call 2).
+template <int kMTiles, bool kLazyMax, int kOffsetLog2 = 0, bool kShortChains = false>
 struct OnlineSoftmax {
   static_assert(!kLazyMax || kOffsetLog2 == 0, "a lazy max bounds probabilities by 2^8 only");
 
@@ -61,11 +68,7 @@ struct OnlineSoftmax {
     for (int m = 0; m < kMTiles; ++m) {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        float block_max = row_max[m][half];
-#pragma unroll
-        for (int n = 0; n < kNTiles; ++n) {
-          block_max = fmaxf(block_max, fmaxf(scores[m][n][2 * half], scores[m][n][2 * half + 1]));
-        }
+        float block_max = row_max_of_block(scores[m], half, row_max[m][half]);
         block_max = fmaxf(block_max, __shfl_xor_sync(0xffffffffu, block_max, 1));
         block_max = fmaxf(block_max, __shfl_xor_sync(0xffffffffu, block_max, 2));
         // A row that has seen only masked keys keeps max -inf; subtracting 0 instead keeps every
@@ -84,17 +87,8 @@ struct OnlineSoftmax {
               ptx::exp2_approx(row_max[m][half] * scale_log2 - kOffsetLog2 - max_scaled);
           row_max[m][half] = block_max;
         }
-        float sum = row_sum[m][half] * correction[m][half];
-#pragma unroll
-        for (int n = 0; n < kNTiles; ++n) {
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            float& s = scores[m][n][2 * half + e];
-            s = ptx::exp2_approx(fmaf(s, scale_log2, -max_scaled));
-            sum += s;
-          }
-        }
-        row_sum[m][half] = sum;
+        row_sum[m][half] = exponentials_of_block(scores[m], half, scale_log2, max_scaled,
+                                                 row_sum[m][half] * correction[m][half]);
       }
     }
   }
@@ -141,6 +135,62 @@ struct OnlineSoftmax {
                              : row_max[m][half] * scale + logf(sum) -
                                    static_cast<float>(kOffsetLog2) * 0.69314718f;
       }
+    }
+  }
+
+ private:
+  /// The largest of `start` and the scores of row half `half` of a 16-row tile's block (this
+  /// thread's columns); with kShortChains in two interleaved chains of FMNMX.
+  template <int kNTiles>
+  __device__ __forceinline__ static float row_max_of_block(const float (&tile)[kNTiles][4],
+                                                           int half, float start) {
+    float part[2] = {start, start};
+    constexpr int kParts = kShortChains ? 2 : 1;
+#pragma unroll
+    for (int n = 0; n < kNTiles; ++n) {
+      part[n % kParts] = fmaxf(part[n % kParts], fmaxf(tile[n][2 * half], tile[n][2 * half + 1]));
+    }
+    return kShortChains ? fmaxf(part[0], part[1]) : part[0];
+  }
+
+  /// Turns row half `half` of a 16-row tile's block into probabilities 2^(s * scale_log2 -
+  /// max_scaled) and returns `start` plus their sum (this thread's columns). kShortChains: every
+  /// exponent before the exponentials, so that no EX2 waits on the FFMA that makes its input, and
+  /// the sum in two interleaved chains of adds.
+  template <int kNTiles>
+  __device__ __forceinline__ static float exponentials_of_block(float (&tile)[kNTiles][4], int half,
+                                                                float scale_log2, float max_scaled,
+                                                                float start) {
+    if constexpr (kShortChains) {
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          tile[n][2 * half + e] = fmaf(tile[n][2 * half + e], scale_log2, -max_scaled);
+        }
+      }
+      float part[2] = {0.0f, 0.0f};
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          tile[n][2 * half + e] = ptx::exp2_approx(tile[n][2 * half + e]);
+        }
+        part[n % 2] += tile[n][2 * half] + tile[n][2 * half + 1];
+      }
+      return start + (part[0] + part[1]);
+    } else {
+      float sum = start;
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float& x = tile[n][2 * half + e];
+          x = ptx::exp2_approx(fmaf(x, scale_log2, -max_scaled));
+          sum += x;
+        }
+      }
+      return sum;
     }
   }
 };

@@ -68,9 +68,13 @@ struct FwdTraits {
   /// one-block tile's (ViT-B/16's 197 keys in 208, 77 text tokens in 80). At D = 256 its branches
   /// made the cross-tile kernel, with two softmax states beside O, spill.
   static constexpr bool kMaskSkipsSeenTiles = kHeadDimV <= 128;
+  /// Whether a row's first key block takes OnlineSoftmax's short chains: in 16-bit tiles of two or
+  /// three consumers. Not in the half tiles (one consumer of 240 registers), whose D = 64
+  /// short-width kernel spilled 32 bytes with them; FP8 was not measured with them.
+  static constexpr bool kShortSoftmaxChains = kConsumers > 1 && !kFp8;
   /// After a row's first key block, the softmax without a per-score max (stale_max_softmax.cuh);
   /// in FP8 with probabilities scaled up by 2^kFp8ProbabilityLog2.
-  using Softmax = StaleMaxSoftmax<1, kLazyMax, kFp8 ? kFp8ProbabilityLog2 : 0>;
+  using Softmax = StaleMaxSoftmax<1, kLazyMax, kFp8 ? kFp8ProbabilityLog2 : 0, kShortSoftmaxChains>;
   static constexpr uint32_t kQBytes = kBlockM * kHeadDim * kElementBytes;
   static constexpr uint32_t kKBytes = kBlockN * kHeadDim * kElementBytes;
   static constexpr uint32_t kVBytes = kBlockN * kHeadDimV * kElementBytes;

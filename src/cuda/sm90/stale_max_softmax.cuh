@@ -25,10 +25,11 @@
 
 namespace flashvision::detail::sm90 {
 
-/// kOffsetLog2: OnlineSoftmax's scale of the probabilities (FP8: p_fragments.cuh).
-template <int kMTiles, bool kLazyMax, int kOffsetLog2 = 0>
-struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2> {
-  using Base = OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2>;
+/// kOffsetLog2: OnlineSoftmax's scale of the probabilities (FP8: p_fragments.cuh); kShortChains:
+/// its form of the exact path (a row's first block).
+template <int kMTiles, bool kLazyMax, int kOffsetLog2 = 0, bool kShortChains = false>
+struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2, kShortChains> {
+  using Base = OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2, kShortChains>;
   using Base::row_max;
   using Base::row_sum;
 
