@@ -139,6 +139,11 @@ constexpr int second_block_n(int bucket) { return bucket == 128 ? 192 : 0; }
 /// (fwd_text_bucket).
 constexpr int text_block_n(int bucket) { return bucket == 64 ? 80 : 0; }
 
+/// Whether `block_n` is the bucket's text width (never where the bucket has none).
+constexpr bool is_text_width(int bucket, int block_n) {
+  return text_block_n(bucket) != 0 && block_n == text_block_n(bucket);
+}
+
 /// The bucket a forward of head-dim bucket `bucket` runs on for a longest key sequence of
 /// `max_seqlen_k`: bucket 64's text tile for text-token keys at bucket 48 (SD 1.5's D = 40 against
 /// a 77-token prompt), else its own. Those calls are short and bound by latency and memory, not by
@@ -159,16 +164,13 @@ constexpr int fwd_text_bucket(int bucket, long long max_seqlen_k) {
 constexpr bool wide_tile_applies(int bucket, int block_n) {
   const int wide_n = wide_block_n(bucket);
   const int long_n = fwd_tile(bucket).block_n;
-  const int text_n = text_block_n(bucket);
-  return wide_n != 0 &&
-         (block_n == long_n || wide_n != long_n || (text_n != 0 && block_n == text_n));
+  return wide_n != 0 && (block_n == long_n || wide_n != long_n || is_text_width(bucket, block_n));
 }
 
 /// Keys per step of the bucket's wide tile where it replaces a 128-row tile of `block_n` keys: the
 /// text width stays (one block of a prompt's tokens), any other becomes the wide tile's own.
 constexpr int wide_tile_block_n(int bucket, int block_n) {
-  const int text_n = text_block_n(bucket);
-  return text_n != 0 && block_n == text_n ? text_n : wide_block_n(bucket);
+  return is_text_width(bucket, block_n) ? block_n : wide_block_n(bucket);
 }
 
 /// Whether the FP8 (e4m3) forward serves the bucket: head dims that are whole 16-byte TMA rows up
@@ -245,13 +247,12 @@ constexpr bool fwd_tile_exists(int bucket, int block_m, int block_n, int element
   const int long_n = fwd_tile(bucket).block_n;
   const int second_n = second_block_n(bucket);
   const int short_n = short_block_n(bucket);
-  const int text_n = text_block_n(bucket);
   if (block_m == kNarrowBlockM) {
     return block_n == long_n || (second_n != 0 && block_n == second_n) ||
-           (short_n != 0 && block_n == short_n) || (text_n != 0 && block_n == text_n);
+           (short_n != 0 && block_n == short_n) || is_text_width(bucket, block_n);
   }
   return block_m != 0 && block_m == wide_block_m(bucket) &&
-         (block_n == wide_block_n(bucket) || (text_n != 0 && block_n == text_n));
+         (block_n == wide_block_n(bucket) || is_text_width(bucket, block_n));
 }
 
 /// What a key block costs beyond its keys, in keys: barrier waits, the ping-pong turn, row-max
@@ -366,9 +367,8 @@ constexpr bool fwd_half_rows(int bucket, int block_n, long long seqlen_q, long l
 /// serve the short image sequences, and the wide tile at the text width; the other wide tiles'
 /// three consumers keep the per-tile loop.
 constexpr bool fwd_cross_tile_compiled(int bucket, int block_m, int block_n) {
-  const int text_n = text_block_n(bucket);
   return block_m == kNarrowBlockM ||
-         (block_m == wide_block_m(bucket) && text_n != 0 && block_n == text_n);
+         (block_m == wide_block_m(bucket) && is_text_width(bucket, block_n));
 }
 
 /// Whether the forward's consumers pipeline across tiles (FwdParams::cross_tile): every unit of
@@ -493,7 +493,7 @@ inline constexpr std::size_t kMaxSmemBytes = 227 * 1024;
 /// SDXL's 0.8 % (bench/results/2026-12-01-s23, call 6), but cost the D = 64 sweep 1.6-2.3 %, SD
 /// 1.5 64 x 64 4 % and ViT-B/16 1 % where every tile up to D = 96 had them (call 4).
 constexpr int fwd_q_buffers(int bucket, int block_m, int block_n) {
-  return block_m != kHalfBlockM && block_n == text_block_n(bucket) ? 2 : 1;
+  return block_m != kHalfBlockM && is_text_width(bucket, block_n) ? 2 : 1;
 }
 
 /// Bytes of the pipeline of a tile of `element_bytes` elements: its Q buffers, the K and V stages,
