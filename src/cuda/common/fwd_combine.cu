@@ -13,6 +13,7 @@
 #include "cuda/common/dtype_map.cuh"
 #include "cuda/common/fwd_split.h"
 #include "cuda/common/fwd_tile_order.cuh"
+#include "cuda/common/grid_dependency.cuh"
 #include "cuda/common/ptx.cuh"
 #include "cuda/common/tile_io.cuh"
 #include "flashvision/error.h"
@@ -49,6 +50,9 @@ __global__ void __launch_bounds__(kCombineThreads)
   const int row = place.m_block * p.split_rows + tile_row;
   const bool valid = in_grid && row < p.seqlen_q;
 
+  // Launched as the forward's programmatic dependent, this grid may start before the forward
+  // ends: the partials are read only once it has (a no-op after a plain launch).
+  ptx::wait_for_prerequisite_grids();
   // Lane `part` of the group holds that part's LSE; parts without keys for the row have -inf and
   // weigh 0.
   const int64_t unit0 = static_cast<int64_t>(tile_rank) * p.split_parts;
@@ -111,13 +115,37 @@ int combine_lanes(int head_dim) {
   return lanes;
 }
 
+/// Whether the combine may launch as a programmatic dependent of the forward before it: on
+/// devices of compute capability 9.0 and up (griddepcontrol), where its CTAs then start on the
+/// SMs the forward's last CTAs free and wait there for the forward's partials, instead of being
+/// launched only after the forward has ended.
+bool combine_starts_early() {
+  int device = 0;
+  int major = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice (the forward's split combine)");
+  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+             "cudaDeviceGetAttribute (the forward's split combine)");
+  return major >= 9;
+}
+
 template <typename T, int kLanes>
 void launch_combine(const FwdCombineParams& params, cudaStream_t stream) {
   const int64_t rows =
       static_cast<int64_t>(params.num_tiles - params.split_tile0) * params.split_rows;
   const auto blocks =
       static_cast<unsigned>((rows * kLanes + kCombineThreads - 1) / kCombineThreads);
-  fwd_combine_kernel<T, kLanes><<<blocks, kCombineThreads, 0, stream>>>(params);
+  cudaLaunchAttribute early_start{};
+  early_start.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  early_start.val.programmaticStreamSerializationAllowed = 1;
+  const bool early = combine_starts_early();
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(kCombineThreads);
+  config.stream = stream;
+  config.attrs = early ? &early_start : nullptr;
+  config.numAttrs = early ? 1 : 0;
+  cuda_check(cudaLaunchKernelEx(&config, fwd_combine_kernel<T, kLanes>, params),
+             "the forward's split combine launch");
 }
 
 template <DType kDType>

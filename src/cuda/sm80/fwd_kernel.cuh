@@ -15,6 +15,7 @@
 #include "cuda/common/cuda_check.h"
 #include "cuda/common/dtype_map.cuh"
 #include "cuda/common/fwd_tile_order.cuh"
+#include "cuda/common/grid_dependency.cuh"
 #include "cuda/common/online_softmax.cuh"
 #include "cuda/common/score_mask.cuh"
 #include "cuda/common/tile_io.cuh"
@@ -64,6 +65,9 @@ __global__ void __launch_bounds__(FwdTraits<kHeadDim, kVariant, kKvMode>::kThrea
   using Tr = FwdTraits<kHeadDim, kVariant, kKvMode>;
   constexpr int kBlockM = Tr::kBlockM, kBlockN = Tr::kBlockN, kMTiles = Tr::kMTiles;
   constexpr int kLd = Tr::kLd, kDTiles = kHeadDim / 8;
+  // Once every CTA has started, the combine of split tiles (fwd_combine.cu), queued after this
+  // grid as its programmatic dependent, may start on the SMs this grid frees (sm_90 and up).
+  ptx::launch_dependent_grids();
   // 128-byte aligned: the swizzled B operand's addresses XOR bits of its rows' addresses.
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* q_smem = reinterpret_cast<T*>(smem_raw);

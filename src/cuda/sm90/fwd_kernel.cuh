@@ -18,6 +18,7 @@
 
 #include "cuda/common/cuda_check.h"
 #include "cuda/common/dtype_map.cuh"
+#include "cuda/common/grid_dependency.cuh"
 #include "cuda/sm90/fwd_consumer.cuh"
 #include "cuda/sm90/fwd_producer.cuh"
 #include "cuda/sm90/fwd_value_transposer.cuh"
@@ -36,6 +37,9 @@ template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, b
 __global__ void __launch_bounds__(FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>::kThreads, 1)
     fwd_kernel(const __grid_constant__ FwdParams p) {
   using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
+  // Every CTA is resident or done from here on: the combine of split tiles, queued after this
+  // grid as its programmatic dependent (fwd_combine.cu), may start on the SMs this grid frees.
+  ptx::launch_dependent_grids();
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = ptx::smem_addr(smem_raw);
   const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel> smem{(raw + 1023u) & ~1023u};
