@@ -14,6 +14,7 @@
 #include "cuda/common/fwd_split.h"
 #include "cuda/common/fwd_tile_order.cuh"
 #include "cuda/common/grid_dependency.cuh"
+#include "cuda/common/programmatic_launch.h"
 #include "cuda/common/ptx.cuh"
 #include "cuda/common/tile_io.cuh"
 #include "flashvision/error.h"
@@ -115,19 +116,6 @@ int combine_lanes(int head_dim) {
   return lanes;
 }
 
-/// Whether the combine may launch as a programmatic dependent of the forward before it: on
-/// devices of compute capability 9.0 and up (griddepcontrol), where its CTAs then start on the
-/// SMs the forward's last CTAs free and wait there for the forward's partials, instead of being
-/// launched only after the forward has ended.
-bool combine_starts_early() {
-  int device = 0;
-  int major = 0;
-  cuda_check(cudaGetDevice(&device), "cudaGetDevice (the forward's split combine)");
-  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
-             "cudaDeviceGetAttribute (the forward's split combine)");
-  return major >= 9;
-}
-
 template <typename T, int kLanes>
 void launch_combine(const FwdCombineParams& params, cudaStream_t stream) {
   const int64_t rows =
@@ -137,7 +125,9 @@ void launch_combine(const FwdCombineParams& params, cudaStream_t stream) {
   cudaLaunchAttribute early_start{};
   early_start.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   early_start.val.programmaticStreamSerializationAllowed = 1;
-  const bool early = combine_starts_early();
+  // As the forward's programmatic dependent its CTAs start on the SMs the forward's last CTAs
+  // free and wait there for its partials, rather than after the forward has ended.
+  const bool early = programmatic_launch_supported();
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(blocks);
   config.blockDim = dim3(kCombineThreads);

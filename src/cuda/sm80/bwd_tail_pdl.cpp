@@ -1,9 +1,7 @@
 #include "cuda/sm80/bwd_tail_pdl.h"
 
-#include <cuda_runtime.h>
-
 #include "api/env_option.h"
-#include "cuda/common/cuda_check.h"
+#include "cuda/common/programmatic_launch.h"
 
 namespace flashvision::detail::sm80 {
 
@@ -15,13 +13,7 @@ bool bwd_tail_pdl_requested() {
 }
 
 bool bwd_tail_pdl_enabled() {
-  if (!bwd_tail_pdl_requested()) return false;
-  int device = 0;
-  int major = 0;
-  cuda_check(cudaGetDevice(&device), "cudaGetDevice (sm80 backward tail launch)");
-  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
-             "cudaDeviceGetAttribute (sm80 backward tail launch)");
-  return major >= 9;
+  return bwd_tail_pdl_requested() && programmatic_launch_supported();
 }
 
 }  // namespace flashvision::detail::sm80
