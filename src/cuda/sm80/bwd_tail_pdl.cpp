@@ -12,8 +12,6 @@ bool bwd_tail_pdl_requested() {
   return early == 1;
 }
 
-bool bwd_tail_pdl_enabled() {
-  return bwd_tail_pdl_requested() && programmatic_launch_supported();
-}
+bool bwd_tail_pdl_enabled() { return bwd_tail_pdl_requested() && programmatic_launch_supported(); }
 
 }  // namespace flashvision::detail::sm80
