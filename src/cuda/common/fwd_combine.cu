@@ -122,20 +122,10 @@ void launch_combine(const FwdCombineParams& params, cudaStream_t stream) {
       static_cast<int64_t>(params.num_tiles - params.split_tile0) * params.split_rows;
   const auto blocks =
       static_cast<unsigned>((rows * kLanes + kCombineThreads - 1) / kCombineThreads);
-  cudaLaunchAttribute early_start{};
-  early_start.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  early_start.val.programmaticStreamSerializationAllowed = 1;
   // As the forward's programmatic dependent its CTAs start on the SMs the forward's last CTAs
   // free and wait there for its partials, rather than after the forward has ended.
-  const bool early = programmatic_launch_supported();
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(kCombineThreads);
-  config.stream = stream;
-  config.attrs = early ? &early_start : nullptr;
-  config.numAttrs = early ? 1 : 0;
-  cuda_check(cudaLaunchKernelEx(&config, fwd_combine_kernel<T, kLanes>, params),
-             "the forward's split combine launch");
+  launch_kernel(fwd_combine_kernel<T, kLanes>, dim3(blocks), dim3(kCombineThreads), 0, stream,
+                programmatic_launch_supported(), "the forward's split combine launch", params);
 }
 
 template <DType kDType>

@@ -24,6 +24,7 @@
 #include "cuda/common/cuda_check.h"
 #include "cuda/common/dtype_map.cuh"
 #include "cuda/common/grid_dependency.cuh"
+#include "cuda/common/programmatic_launch.h"
 #include "cuda/common/tile_io.cuh"
 #include "cuda/common/warp_gemm.cuh"
 #include "cuda/common/warp_gemm_swizzled.cuh"
@@ -943,17 +944,8 @@ void launch_bwd(const BwdParams& params, cudaStream_t stream) {
     if (ctas <= 0) return;
     cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
                "cudaFuncSetAttribute (sm80 backward)");
-    cudaLaunchAttribute early_start{};
-    early_start.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    early_start.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(static_cast<unsigned>(ctas));
-    config.blockDim = dim3(Tr::kThreads);
-    config.dynamicSmemBytes = kSmem;
-    config.stream = stream;
-    config.attrs = dependent ? &early_start : nullptr;
-    config.numAttrs = dependent ? 1 : 0;
-    cuda_check(cudaLaunchKernelEx(&config, kernel, params), "the sm80 backward kernel launch");
+    launch_kernel(kernel, dim3(static_cast<unsigned>(ctas)), dim3(Tr::kThreads), kSmem, stream,
+                  dependent, "the sm80 backward kernel launch", params);
   };
   auto* unsplit = bwd_kernel_for<T, kHeadDim, kVariant, false>(params.warp_roles);
   auto* split = bwd_kernel_for<T, kHeadDim, kVariant, true>(params.warp_roles);
