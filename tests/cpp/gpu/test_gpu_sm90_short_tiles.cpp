@@ -34,13 +34,15 @@ TEST_P(GpuSm90ShortTiles, FewRowsInALaterConsumerMatchTheReference) {
     for (const int rows : {128, 192}) {
       if (rows == 192 && !wide) continue;
       ScopedEnv env(kRowsVar, std::to_string(rows).c_str());
-      // The second consumer of the last tile (and, wide, the third with none), or the third.
-      for (const int64_t full_rows : {int64_t{rows} + 64, int64_t{rows} + 128}) {
-        if (full_rows - rows >= rows) continue;
+      SCOPED_TRACE(std::string(kRowsVar) + "=" + std::to_string(rows));
+      // Consumer `consumer` of the second tile holds the extra rows; in a wide tile with
+      // consumer 1, the third holds none.
+      for (const int consumer : {1, 2}) {
+        if (consumer * 64 >= rows) continue;
         for (const int64_t extra : {1, 2, 9, 16, 17}) {
-          SCOPED_TRACE(std::string(kRowsVar) + "=" + std::to_string(rows));
-          // 900 keys: five blocks at D = 64's long width, the last one masked.
-          check_forward(target(), dense_case(dtype(), full_rows + extra, 900, dim));
+          // 900 keys: past the short widths' reach, several key blocks, the last one masked
+          // (eight of 128 at D = 64).
+          check_forward(target(), dense_case(dtype(), rows + consumer * 64 + extra, 900, dim));
         }
       }
     }
@@ -87,7 +89,7 @@ TEST_P(GpuSm90ShortTiles, SplitTilesAndSharedKeys) {
     }
   }
   // K and V multicast to the two CTAs of a cluster (D = 72 and 80 take it).
-  ScopedEnv rows("FLASHVISION_SM90_FWD_ROWS", "128");
+  ScopedEnv rows(kRowsVar, "128");
   ScopedEnv split("FLASHVISION_SM90_FWD_SPLIT", "0");
   ScopedEnv multicast("FLASHVISION_SM90_FWD_MULTICAST", "1");
   check_forward(target(), dense_case(dtype(), 193, 900, 80));
