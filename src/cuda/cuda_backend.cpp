@@ -158,6 +158,10 @@ DeviceInfo device_info(int device) {
   return info;
 }
 
+/// Whether kernels on `device` may launch as programmatic dependents of the kernel ahead of them
+/// (PTX griddepcontrol: compute capability 9.0 and up), starting on the SMs it frees.
+bool programmatic_dependents(int device) { return device_info(device).major >= 9; }
+
 /// Why the device of `p` is not usable, or empty.
 std::string device_problem(const Problem& p) {
   const int devices = cuda_device_count();
@@ -506,7 +510,9 @@ void forward_sm80(const Problem& p) {
   params.kv_prefetch = forward_kv_prefetch(p, bucket, params);
   with_split_workspace(p, params, [&] {
     sm80::forward(p.dtype, bucket, params, p.stream);
-    combine_split(p.out_dtype, combine_params(params), p.stream);
+    FwdCombineParams combine = combine_params(params);
+    combine.early_start = programmatic_dependents(p.device_index);
+    combine_split(p.out_dtype, combine, p.stream);
   });
 }
 
@@ -695,8 +701,9 @@ BackwardPlan plan_backward(const Problem& p, bool sm90) {
   params.num_n_blocks =
       static_cast<int>(ceil_div(p.seqlen_k, sm90 ? sm90_backward_block_n() : tile.block_n));
   const int tail_request = backward_tail_request();
-  // Checked on every backward, not only where a split's launch reads it (bwd_kernel.cuh).
-  sm80::bwd_tail_pdl_requested();
+  // Read on every backward, not only where a split's launch uses it, so that a bad value fails
+  // every call alike.
+  params.tail_early = sm80::bwd_tail_pdl_requested() && programmatic_dependents(p.device_index);
   params.num_splits = params.num_n_blocks > 0 && !sm90 && !backward_tail_forced(p, tail_request)
                           ? backward_splits(p, params, tile.block_m)
                           : 1;
@@ -970,6 +977,7 @@ void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
   sm90::forward(p.dtype, bucket, tile.block_m, tile.block_n, params, p.stream);
   FwdCombineParams combine = combine_params(params);
   combine.value_slices = sm90::value_slices(bucket);
+  combine.early_start = programmatic_dependents(p.device_index);
   combine_split(p.out_dtype, combine, p.stream);
 }
 

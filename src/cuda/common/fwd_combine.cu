@@ -122,10 +122,8 @@ void launch_combine(const FwdCombineParams& params, cudaStream_t stream) {
       static_cast<int64_t>(params.num_tiles - params.split_tile0) * params.split_rows;
   const auto blocks =
       static_cast<unsigned>((rows * kLanes + kCombineThreads - 1) / kCombineThreads);
-  // As the forward's programmatic dependent its CTAs start on the SMs the forward's last CTAs
-  // free and wait there for its partials, rather than after the forward has ended.
   launch_kernel(fwd_combine_kernel<T, kLanes>, dim3(blocks), dim3(kCombineThreads), 0, stream,
-                programmatic_launch_supported(), "the forward's split combine launch", params);
+                params.early_start, "the forward's split combine launch", params);
 }
 
 template <DType kDType>

@@ -32,6 +32,10 @@ struct FwdCombineParams {
   const float* split_lse = nullptr;
   int split_rows = 0;  ///< query rows of a tile
   int split_cols = 0;  ///< columns of a partial O row: a multiple of 4, at least a slice's
+  /// Whether the combine launches as the forward's programmatic dependent (compute capability 9.0
+  /// and up): its CTAs then start on the SMs the forward's last CTAs free and wait there for its
+  /// partials (griddepcontrol.wait), rather than after the forward has ended.
+  bool early_start = false;
 };
 
 /// Merges the split tiles' partial results into out and lse on `stream` (nothing when no tile is

@@ -1,5 +1,6 @@
 // Kernels launched as programmatic dependents (PTX griddepcontrol,
-// cudaLaunchAttributeProgrammaticStreamSerialization): compute capability 9.0 and up.
+// cudaLaunchAttributeProgrammaticStreamSerialization): compute capability 9.0 and up. The backend
+// says where (cuda_backend.cpp's programmatic_dependents, from the device's cached attributes).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -11,15 +12,10 @@
 
 namespace flashvision::detail {
 
-/// Whether the current device runs griddepcontrol, so that a kernel launched with the
-/// programmatic stream serialization attribute may start before the kernel ahead of it ends.
-/// Throws flashvision::Error when CUDA cannot say.
-bool programmatic_launch_supported();
-
 /// Launches `kernel` on `grid` blocks of `block` threads with `smem_bytes` of dynamic shared
 /// memory on `stream`; with `early`, as a programmatic dependent of the kernel ahead of it on the
-/// stream (only where programmatic_launch_supported), which may then start before that one ends
-/// and must wait for it (griddepcontrol.wait) before it reads what that one writes. Throws
+/// stream (only on devices of compute capability 9.0 and up), which may then start before that one
+/// ends and must wait for it (griddepcontrol.wait) before it reads what that one writes. Throws
 /// flashvision::Error naming `what` when the launch fails.
 template <typename... Params, typename... Args>
 void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem_bytes,

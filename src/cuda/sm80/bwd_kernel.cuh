@@ -13,10 +13,11 @@
 // that the reduce kernel (bwd_aux.cu) sums in split order. On larger grids whose last wave is
 // partial, the host may split only the tiles of that wave (params.tail_parts): the unsplit kernel
 // runs the others and the split kernel, launched after it, the tail's parts. On sm_90 the split
-// kernel is a programmatic dependent launch (bwd_tail_pdl.h): its CTAs take the SMs the unsplit
-// kernel's last CTAs free instead of waiting for the slowest of them, which they can because they
-// read nothing the unsplit kernel writes (both only add into dQ, atomically); each waits for the
-// unsplit grid before it exits, so that the reduce and later work see both grids' results.
+// kernel is a programmatic dependent launch (BwdParams::tail_early): its CTAs take the SMs the
+// unsplit kernel's last CTAs free instead of waiting for the slowest of them, which they can
+// because they read nothing the unsplit kernel writes (both only add into dQ, atomically); each
+// waits for the unsplit grid before it exits, so that the reduce and later work see both grids'
+// results.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -28,7 +29,6 @@
 #include "cuda/common/tile_io.cuh"
 #include "cuda/common/warp_gemm.cuh"
 #include "cuda/common/warp_gemm_swizzled.cuh"
-#include "cuda/sm80/bwd_tail_pdl.h"
 #include "cuda/sm80/dq_layout.h"
 #include "cuda/sm80/fwd_kv_stream.cuh"
 #include "cuda/sm80/launch.h"
@@ -935,7 +935,7 @@ auto* bwd_kernel_for(int roles) {
 /// Launches tile variant kVariant of the main kernel: the unsplit or split kernel over the whole
 /// grid, or with a last-wave split the unsplit kernel over the tiles before tail_tile0 and then
 /// the split kernel over the tail's parts, as a programmatic dependent of the unsplit one where
-/// bwd_tail_pdl_enabled.
+/// BwdParams::tail_early says.
 template <typename T, int kHeadDim, int kVariant>
 void launch_bwd(const BwdParams& params, cudaStream_t stream) {
   using Tr = BwdTraits<kHeadDim, kVariant>;
@@ -954,7 +954,7 @@ void launch_bwd(const BwdParams& params, cudaStream_t stream) {
   if (params.tail_parts > 1) {
     launch(unsplit, params.tail_tile0);
     launch(split, (tiles - params.tail_tile0) * params.tail_parts,
-           params.tail_tile0 > 0 && bwd_tail_pdl_enabled());
+           params.tail_tile0 > 0 && params.tail_early);
   } else if (params.num_splits > 1) {
     launch(split, tiles * params.num_splits);
   } else {

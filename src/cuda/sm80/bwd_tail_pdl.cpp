@@ -1,7 +1,6 @@
 #include "cuda/sm80/bwd_tail_pdl.h"
 
 #include "api/env_option.h"
-#include "cuda/common/programmatic_launch.h"
 
 namespace flashvision::detail::sm80 {
 
@@ -11,7 +10,5 @@ bool bwd_tail_pdl_requested() {
                                "kernel)");
   return early == 1;
 }
-
-bool bwd_tail_pdl_enabled() { return bwd_tail_pdl_requested() && programmatic_launch_supported(); }
 
 }  // namespace flashvision::detail::sm80

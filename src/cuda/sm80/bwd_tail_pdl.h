@@ -5,12 +5,8 @@ namespace flashvision::detail::sm80 {
 
 /// What FLASHVISION_SM80_BWD_TAIL_PDL asks: unset, "" or "1": start the split kernel's CTAs on
 /// the SMs the unsplit kernel frees; "0": only after the unsplit kernel ends. Throws
-/// flashvision::Error naming the variable on any other value.
+/// flashvision::Error naming the variable on any other value. The backend sets
+/// BwdParams::tail_early from it and the device.
 bool bwd_tail_pdl_requested();
-
-/// Whether the split kernel of a last-wave split launches as a programmatic dependent of the
-/// unsplit kernel on the current device: FLASHVISION_SM80_BWD_TAIL_PDL allows it and the device
-/// has compute capability 9.0 or more (griddepcontrol).
-bool bwd_tail_pdl_enabled();
 
 }  // namespace flashvision::detail::sm80

@@ -123,6 +123,10 @@ struct BwdParams {
   int tail_tile0 = 0;
   int tail_parts = 1;
   int tail_block_n = 0;  ///< keys of a tile (the tile variant's block_n)
+  /// Whether the split kernel of a last-wave split launches as a programmatic dependent of the
+  /// unsplit one, its CTAs starting on the SMs that one frees: FLASHVISION_SM80_BWD_TAIL_PDL
+  /// allows it (bwd_tail_pdl.h) and the device has compute capability 9.0 or more.
+  bool tail_early = false;
 };
 
 /// BwdParams::warp_roles: every warp computes tiles of every GEMM (shared), or two groups of half
