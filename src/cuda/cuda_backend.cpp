@@ -970,6 +970,20 @@ bool sm90_cross_tile(const Problem& p, const sm90::FwdParams& params, const sm90
                               params.num_units != params.num_tiles);
 }
 
+/// Whether the sm90 forward of p runs `tile`'s narrow-first kernel (tile_config.h's
+/// fwd_narrow_first) for `params` (schedule and clusters set): where it applies, unless
+/// FLASHVISION_SM90_FWD_NARROW_FIRST is 0 (benchmarks compare both).
+bool sm90_narrow_first(const Problem& p, const sm90::FwdParams& params, const sm90::FwdTile& tile,
+                       int bucket) {
+  const bool allowed =
+      env_choice("FLASHVISION_SM90_FWD_NARROW_FIRST", {{"auto", 1}, {"1", 1}, {"0", 0}}, 1,
+                 "auto or 1 (where a sequence's last key block is mostly past its end) or 0 "
+                 "(never)") == 1;
+  return allowed &&
+         sm90::fwd_narrow_first(bucket, tile.block_m, tile.block_n, p.seqlen_k, p.causal, p.varlen,
+                                params.num_units != params.num_tiles, params.kv_multicast != 0);
+}
+
 /// Queues the forward (tensor maps set) and the combine of its split tiles, whose partial O rows
 /// hold one slice's columns each.
 void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
@@ -1219,6 +1233,7 @@ void forward_sm90(const Problem& p) {
                              : sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
   schedule_forward_tiles(params, p, tile, bucket, sm_count, split);
   params.kv_multicast = multicast ? 1 : 0;
+  params.narrow_first = sm90_narrow_first(p, params, tile, bucket) ? 1 : 0;
   const int swizzle = sm90::swizzle_bytes(bucket);
   params.tmap_q =
       sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);

@@ -24,11 +24,10 @@
 
 namespace flashvision::detail::sm90 {
 
-/// S = Q K^T for one warpgroup's 64 rows: both operands K-major, one wgmma per 32 bytes of a row
-/// (16 columns of D in f16/bf16, 32 in e4m3).
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel>
-__device__ __forceinline__ void gemm_qk(float (&acc)[kBlockN / 2], uint32_t q_rows,
-                                        uint32_t k_tile) {
+/// S = Q K^T for one warpgroup's 64 rows against the first kKeys keys of a K tile of kBlockN: both
+/// operands K-major, one wgmma per 32 bytes of a row (16 columns of D in f16/bf16, 32 in e4m3).
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kKeys = kBlockN>
+__device__ __forceinline__ void gemm_qk(float (&acc)[kKeys / 2], uint32_t q_rows, uint32_t k_tile) {
   using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
   constexpr uint32_t kGroupBytes = 8 * Tr::kSwizzle;  // 8 rows of a panel: one swizzle atom
   constexpr int kStepBytes = 32;
@@ -42,7 +41,7 @@ __device__ __forceinline__ void gemm_qk(float (&acc)[kBlockN / 2], uint32_t q_ro
         advance_descriptor(q_base, panel * Tr::kBlockM * Tr::kSwizzle + within);
     const uint64_t desc_k =
         advance_descriptor(k_base, panel * Tr::kBlockN * Tr::kSwizzle + within);
-    wgmma_ss<T, Tr::kBlockN>(acc, desc_q, desc_k, kk > 0 ? 1u : 0u);
+    wgmma_ss<T, kKeys>(acc, desc_q, desc_k, kk > 0 ? 1u : 0u);
   }
 }
 
@@ -100,8 +99,12 @@ class TurnRound {
 };
 
 /// Per-tile state of a consumer warpgroup and the steps of its loop; kCtas: the CTAs of the
-/// cluster that share every K and V slot (1: none).
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kCtas>
+/// cluster that share every K and V slot (1: none); kFirstKeys: the keys of a tile's first key
+/// block (the sequence's last) that its S = Q K^T, mask and softmax take, fewer than kBlockN where
+/// the host knows the rest lie past the sequence (FwdParams::narrow_first); its P V takes the whole
+/// block, with zero probabilities past them.
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kCtas,
+          int kFirstKeys = kBlockN>
 struct Consumer {
   using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
   using Softmax = typename Tr::Softmax;
@@ -124,16 +127,22 @@ struct Consumer {
   __device__ float (&s_flat())[kBlockN / 2] {
     return reinterpret_cast<float(&)[kBlockN / 2]>(acc_s);
   }
+  /// The probabilities of a block's first kKeys keys as P V's A fragments.
+  template <int kKeys>
+  __device__ uint32_t (&probabilities())[1][kKeys / kPvStepKeys<T>][4] {
+    return reinterpret_cast<uint32_t(&)[1][kKeys / kPvStepKeys<T>][4]>(p_frag);
+  }
 
-  /// Masks the scores of the key block starting at n0 where tile w needs it (keys past the
-  /// sequence, causal).
-  __device__ void mask_block(const WorkTile& w, int n0) {
+  /// Masks scores `s` (kTiles x 8 keys) of the key block starting at n0 where tile w needs it
+  /// (keys past the sequence, causal).
+  template <int kTiles>
+  __device__ void mask_block(float (&s)[1][kTiles][4], const WorkTile& w, int n0) {
+    constexpr int kKeys = kTiles * 8;
     const int row0 = w.m0 + consumer * 64;
-    const bool needs_mask =
-        n0 + kBlockN > w.rows.k_len ||
-        (p.shape.causal && n0 + kBlockN - 1 > row0 + w.rows.k_len - w.rows.q_len);
+    const bool needs_mask = n0 + kKeys > w.rows.k_len ||
+                            (p.shape.causal && n0 + kKeys - 1 > row0 + w.rows.k_len - w.rows.q_len);
     if (needs_mask) {
-      mask_scores<Tr::kMaskSkipsSeenTiles>(acc_s, row0 + warp * 16, n0, w.rows.q_len, w.rows.k_len,
+      mask_scores<Tr::kMaskSkipsSeenTiles>(s, row0 + warp * 16, n0, w.rows.q_len, w.rows.k_len,
                                            p.shape.causal, lane);
     }
   }
@@ -143,7 +152,7 @@ struct Consumer {
   /// still be multiplied by.
   __device__ void scores_to_probabilities(const WorkTile& w, int n0, float (&correction)[1][2],
                                           Softmax& state) {
-    mask_block(w, n0);
+    mask_block(acc_s, w, n0);
     state.update_scores(acc_s, p.shape.scale_log2, correction);
   }
 
@@ -181,13 +190,26 @@ struct Consumer {
     const int q_buffer = wait_for_q(q_ring);
     const uint32_t q_rows = smem.q(q_buffer) + consumer * 64 * Tr::kSwizzle;
 
-    // Prologue: S of the first block alone.
+    // Prologue: S of the first block (the sequence's last) alone. A narrow one has accumulators
+    // of its own: on acc_s's, a wgmma narrower than the loop's made ptxas serialize every wgmma of
+    // the kernel (C7511).
     int stage = ring.stage();
-    scores_alone(q_rows, ring, w.n_blocks == 1, q_buffer);
     float correction[1][2];
-    mask_block(w, (w.n_block0 + w.n_blocks - 1) * kBlockN);
-    bool rescale_o =
-        softmax.template update_and_pack<T>(acc_s, p_frag, p.shape.scale_log2, correction);
+    bool rescale_o;
+    if constexpr (kFirstKeys < kBlockN) {
+      float first[1][kFirstKeys / 8][4];
+      scores_alone(reinterpret_cast<float(&)[kFirstKeys / 2]>(first), q_rows, ring, w.n_blocks == 1,
+                   q_buffer);
+      mask_block(first, w, (w.n_block0 + w.n_blocks - 1) * kBlockN);
+      rescale_o = softmax.template update_and_pack<T>(first, probabilities<kFirstKeys>(),
+                                                      p.shape.scale_log2, correction);
+      clear_probabilities_past<kFirstKeys>();
+    } else {
+      scores_alone(s_flat(), q_rows, ring, w.n_blocks == 1, q_buffer);
+      mask_block(acc_s, w, (w.n_block0 + w.n_blocks - 1) * kBlockN);
+      rescale_o =
+          softmax.template update_and_pack<T>(acc_s, p_frag, p.shape.scale_log2, correction);
+    }
 
     for (int j = 1; j < w.n_blocks; ++j) {
       RingPosition<Tr::kStages> next{ring.index + 1};
@@ -200,7 +222,7 @@ struct Consumer {
       scores_with_values<Tr::kRescaleDuringQk>(opaque(q_rows), next_stage, stage, rescale_o,
                                                correction);
       if (j == w.n_blocks - 1) release(smem.q_empty(q_buffer));
-      mask_block(w, (w.n_block0 + w.n_blocks - 1 - j) * kBlockN);
+      mask_block(acc_s, w, (w.n_block0 + w.n_blocks - 1 - j) * kBlockN);
       // P V of the previous block reads p_frag until it completes; ptxas placed this wait ahead
       // of the softmax in every kernel anyway (docs/hopper.md, "Overlap").
       wgmma_wait<0>();
@@ -223,6 +245,19 @@ struct Consumer {
     values_alone(ring);
   }
 
+  /// Zeroes the probabilities of the keys from kKeys on, which a narrow first block's softmax
+  /// leaves as they were, so that its P V, over the whole block, adds nothing for them (V's rows
+  /// past a dense sequence arrive as zeros). A P V of kKeys alone, in the loop's first step, made
+  /// ptxas serialize the kernel's wgmma (C7511) wherever it was placed.
+  template <int kKeys>
+  __device__ void clear_probabilities_past() {
+#pragma unroll
+    for (int j = kKeys / kPvStepKeys<T>; j < kBlockN / kPvStepKeys<T>; ++j) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) p_frag[0][j][r] = 0u;
+    }
+  }
+
   /// Waits for the Q buffer at q_ring's position and moves q_ring on; returns the buffer.
   __device__ int wait_for_q(RingPosition<Tr::kQBuffers>& q_ring) const {
     const int buffer = q_ring.stage();
@@ -231,20 +266,23 @@ struct Consumer {
     return buffer;
   }
 
-  /// S = Q K of the key block at the ring's position alone, once its K has landed, waited for; K
-  /// released, and Q's buffer `q_buffer` where the block is the tile's last.
-  __device__ void scores_alone(uint32_t q_rows, const RingPosition<Tr::kStages>& ring,
-                               bool last_of_q, int q_buffer) {
+  /// S = Q K of the key block at the ring's position alone into `s` (its first 2 x kHalfKeys keys),
+  /// once its K has landed, waited for; K released, and Q's buffer `q_buffer` where the block is
+  /// the tile's last.
+  template <int kHalfKeys>
+  __device__ void scores_alone(float (&s)[kHalfKeys], uint32_t q_rows,
+                               const RingPosition<Tr::kStages>& ring, bool last_of_q,
+                               int q_buffer) {
     const int stage = ring.stage();
     mbarrier_wait(smem.k_full(stage), ring.parity());
     turns.wait_turn();
-    fence_registers(s_flat());
+    fence_registers(s);
     wgmma_fence();
-    gemm_qk<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(s_flat(), q_rows, smem.k(stage));
+    gemm_qk<T, kHeadDim, kBlockM, kBlockN, kVInKernel, 2 * kHalfKeys>(s, q_rows, smem.k(stage));
     wgmma_commit();
     turns.pass_turn();
     wgmma_wait<0>();
-    fence_registers(s_flat());
+    fence_registers(s);
     release_kv(smem.k_empty(stage));
     if (last_of_q) release(smem.q_empty(q_buffer));
   }
@@ -310,7 +348,7 @@ struct Consumer {
     softmax.init();
     int stage = ring.stage();
     const int first_q = wait_for_q(q_ring);
-    scores_alone(smem.q(first_q) + q_offset, ring, true, first_q);
+    scores_alone(s_flat(), smem.q(first_q) + q_offset, ring, true, first_q);
     scores_to_probabilities(w, 0, correction, softmax);
     pack_probabilities<T>(p_frag, acc_s);
 
@@ -363,14 +401,14 @@ struct Consumer {
 };
 
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, bool kCrossTile,
-          int kCtas>
+          int kCtas, int kFirstKeys>
 __device__ __forceinline__ void consume(
     const FwdParams& p, const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel>& smem,
     int consumer) {
   using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
   const TurnRound<Tr::kConsumers> turns(consumer);
   turns.start();
-  Consumer<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCtas> c{
+  Consumer<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCtas, kFirstKeys> c{
       p,
       smem,
       turns,

@@ -31,9 +31,10 @@ namespace flashvision::detail::sm90 {
 /// kVInKernel: FP8 with V read as it lies and transposed by the producer warpgroup's other warps
 /// (FwdParams::fp8_values_transposed 0). kCrossTile: every unit is a whole tile of one key block,
 /// and the consumers pipeline across tiles (FwdParams::cross_tile). kCtas: the CTAs of a cluster
-/// that share K and V (FwdParams::kv_multicast), or 1.
+/// that share K and V (FwdParams::kv_multicast), or 1. kFirstKeys: the keys of a tile's first
+/// key block that its consumers compute with (FwdParams::narrow_first), or kBlockN.
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, bool kCrossTile,
-          int kCtas>
+          int kCtas, int kFirstKeys>
 __global__ void __launch_bounds__(FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>::kThreads, 1)
     fwd_kernel(const __grid_constant__ FwdParams p) {
   using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
@@ -87,7 +88,8 @@ __global__ void __launch_bounds__(FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInK
     }
   } else {
     set_max_registers<Tr::kConsumerRegisters, true>();
-    consume<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCrossTile, kCtas>(p, smem, warpgroup - 1);
+    consume<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCrossTile, kCtas, kFirstKeys>(
+        p, smem, warpgroup - 1);
   }
   if constexpr (kCtas > 1) cluster_sync();
 }
@@ -142,13 +144,14 @@ int resident_clusters() {
 }
 
 template <DType kDType, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, bool kCrossTile,
-          int kCtas = 1>
+          int kCtas = 1, int kFirstKeys = kBlockN>
 void launch_fwd(const FwdParams& params, void* stream) {
   using T = typename CudaElement<kDType>::type;
   using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
   constexpr int kSmem = static_cast<int>(
       fwd_smem_bytes(kHeadDim, kBlockM, kBlockN, Tr::kElementBytes, Tr::kValueStagingSlots));
-  constexpr auto kernel = &fwd_kernel<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCrossTile, kCtas>;
+  constexpr auto kernel =
+      &fwd_kernel<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCrossTile, kCtas, kFirstKeys>;
   cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
              "cudaFuncSetAttribute (sm90 forward)");
   if constexpr (kCtas == 1) {
@@ -181,6 +184,13 @@ void run_fwd_values(const FwdParams& params, void* stream) {
   if constexpr (fwd_cross_tile_compiled(kHeadDim, kBlockM, kBlockN)) {
     if (params.cross_tile) {
       return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, kVInKernel, true>(params, stream);
+    }
+  }
+  if constexpr (constexpr int kFirstKeys = narrow_first_keys(kHeadDim, kBlockM, kBlockN);
+                kDType != DType::f8e4m3 && kFirstKeys != 0) {
+    if (params.narrow_first) {
+      return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, kVInKernel, false, 1, kFirstKeys>(
+          params, stream);
     }
   }
   launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, kVInKernel, false>(params, stream);

@@ -35,6 +35,11 @@ struct FwdParams {
   /// the block's rows into all of them (tile_config.h's fwd_kv_multicast; tmap_k and tmap_v then
   /// have boxes of that share).
   int kv_multicast = 0;
+  /// 1: every unit is a whole tile of two key blocks or more whose last block holds at most
+  /// tile_config.h's narrow_first_keys keys of the sequence, and the consumers take only those
+  /// of it in S = Q K^T, the mask and the softmax of a tile's first block; dense, non-causal,
+  /// unsplit.
+  int narrow_first = 0;
   /// Partial results of the split units (unit - split_tile0 indexes them): O normalized by the
   /// part's own sum, fp32 [unit][block rows][split_cols], and its LSE [unit][block rows]. The
   /// combine kernel (common/fwd_combine.h) merges a tile's parts into out and lse.

@@ -381,6 +381,33 @@ constexpr bool fwd_cross_tile(int bucket, int block_m, int block_n, long long se
          seqlen_k >= 1 && seqlen_k <= block_n;
 }
 
+/// Keys of a tile's first key block (the sequence's last, which the consumers take first) that
+/// the narrow-first kernel of the bucket's tile of `block_m` rows and `block_n` keys computes
+/// with, or 0 where the tile has none (FwdParams::narrow_first): a multiple of 16 (P V's k-step).
+/// Bucket 64's 208-key width with 176 (ViT-L/14 at 336 px: 577 keys = 2 x 208 + 161), bucket 80's
+/// wide tile with 80 of 96 (ViT-H/14: 257 = 2 x 96 + 65). On the H200 against the same kernels
+/// with the whole block (bench/results/2026-12-03-s35, call 2): ViT-L/14 -3.1 %, ViT-H/14
+/// -2.0 %. Bucket 128's 192-key width with 64 went, D = 128 at N = 4096 -1.1 % and at 16384
+/// +0.8 %: a tile's first block is one of its 22 or 86 there.
+constexpr int narrow_first_keys(int bucket, int block_m, int block_n) {
+  if (bucket == 64 && block_m == kNarrowBlockM && block_n == short_block_n(bucket)) return 176;
+  if (bucket == 80 && block_m == wide_block_m(bucket) && block_n == wide_block_n(bucket)) return 80;
+  return 0;
+}
+
+/// Whether a forward runs the narrow-first kernel (FwdParams::narrow_first): where the tile has
+/// one and every unit is a whole tile of two key blocks or more (tiles of one block mostly take
+/// the cross-tile kernel) of the same `seqlen_k` keys (dense, non-causal, unsplit, no clusters),
+/// whose last block holds at most narrow_first_keys of them; the keys past those are past the
+/// sequence.
+constexpr bool fwd_narrow_first(int bucket, int block_m, int block_n, long long seqlen_k,
+                                bool causal, bool varlen, bool split, bool multicast) {
+  const int keys = narrow_first_keys(bucket, block_m, block_n);
+  const long long last = block_n > 0 ? seqlen_k % block_n : 0;
+  return keys != 0 && !causal && !varlen && !split && !multicast && seqlen_k > block_n &&
+         last != 0 && last <= keys;
+}
+
 /// CTAs of a cluster that share each K and V block of the forward (fwd_kv_multicast): each loads
 /// 1/kKvMulticastCtas of the block's rows into all of them with one TMA multicast.
 inline constexpr int kKvMulticastCtas = 2;
