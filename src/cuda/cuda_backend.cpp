@@ -368,9 +368,9 @@ void with_split_workspace(const Problem& p, Params& params, Run&& run) {
 }
 
 /// The combine's view (common/fwd_combine.h) of sm80 or sm90 forward parameters, whose split
-/// fields have the same names and meaning.
+/// fields have the same names and meaning, for a forward on `device`.
 template <typename Params>
-FwdCombineParams combine_params(const Params& params) {
+FwdCombineParams combine_params(const Params& params, int device) {
   FwdCombineParams c;
   c.out = params.out;
   c.lse = params.lse;
@@ -388,6 +388,7 @@ FwdCombineParams combine_params(const Params& params) {
   c.split_lse = params.split_lse;
   c.split_rows = params.split_rows;
   c.split_cols = params.split_cols;
+  c.early_start = programmatic_dependents(device);
   return c;
 }
 
@@ -510,9 +511,7 @@ void forward_sm80(const Problem& p) {
   params.kv_prefetch = forward_kv_prefetch(p, bucket, params);
   with_split_workspace(p, params, [&] {
     sm80::forward(p.dtype, bucket, params, p.stream);
-    FwdCombineParams combine = combine_params(params);
-    combine.early_start = programmatic_dependents(p.device_index);
-    combine_split(p.out_dtype, combine, p.stream);
+    combine_split(p.out_dtype, combine_params(params, p.device_index), p.stream);
   });
 }
 
@@ -989,9 +988,8 @@ bool sm90_narrow_first(const Problem& p, const sm90::FwdParams& params, const sm
 void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
                       const sm90::FwdTile& tile) {
   sm90::forward(p.dtype, bucket, tile.block_m, tile.block_n, params, p.stream);
-  FwdCombineParams combine = combine_params(params);
+  FwdCombineParams combine = combine_params(params, p.device_index);
   combine.value_slices = sm90::value_slices(bucket);
-  combine.early_start = programmatic_dependents(p.device_index);
   combine_split(p.out_dtype, combine, p.stream);
 }
 
