@@ -854,11 +854,29 @@ int sm90_forward_bucket(const Problem& p) {
   return sm90::bucket_compiled(text_bucket) ? text_bucket : bucket;
 }
 
-/// Tiles of the sm90 forward's schedule for p with `block_m`-row tiles of `bucket`: one per query
-/// block, head and sequence, and per value slice above D = 256. cuda_sm90_supports bounds the
-/// count the forward then launches.
-int64_t sm90_forward_tiles(const Problem& p, int bucket, int block_m) {
-  return ceil_div(p.seqlen_q, block_m) * p.batch * p.heads * sm90::value_slices(bucket);
+/// Tiles of the sm90 forward's schedule for p with `block_m`-row tiles of `bucket` that cover
+/// `value_cols` columns of V and O each: one per query block, head and sequence, and per value
+/// slice (above D = 256, and in a sliced tile). cuda_sm90_supports bounds the count the forward
+/// then launches.
+int64_t sm90_forward_tiles(const Problem& p, int bucket, int block_m, int value_cols) {
+  return ceil_div(p.seqlen_q, block_m) * p.batch * p.heads * sm90::value_slices(bucket, value_cols);
+}
+
+/// The columns of V and O each sm90 forward tile of p covers with `tile` on `sm_count` SMs: the
+/// tile's sliced width (tile_config.h's sliced_value_columns) where FLASHVISION_SM90_FWD_SLICES
+/// asks for it, by default where the slices fit one wave (fwd_value_sliced); else all of them
+/// (value_columns).
+int sm90_value_columns(const Problem& p, int bucket, const sm90::FwdTile& tile, int sm_count) {
+  const int request =
+      env_choice("FLASHVISION_SM90_FWD_SLICES", {{"auto", -1}, {"1", 1}, {"0", 0}}, -1,
+                 "auto (where the slices fit one wave), 1 (wherever the tile has them) or 0 "
+                 "(never)");
+  const int whole = sm90::value_columns(bucket);
+  const int sliced = sm90::sliced_value_columns(bucket, tile.block_m);
+  if (sliced == 0 || request == 0) return whole;
+  if (request == 1) return sliced;
+  const int64_t tiles = sm90_forward_tiles(p, bucket, tile.block_m, whole);
+  return sm90::fwd_value_sliced(bucket, tile.block_m, tiles, sm_count) ? sliced : whole;
 }
 
 /// Whether FLASHVISION_SM90_FWD_CROSS_TILE allows the cross-tile pipeline (unless it is 0).
@@ -889,9 +907,10 @@ bool sm90_kv_multicast(const Problem& p, const sm90::FwdTile& tile, int bucket, 
     return sm90::fwd_kv_multicast(bucket, tile.block_m, tile.block_n, m_blocks, p.seqlen_k,
                                   p.causal, p.varlen, false, cross_tile);
   }
-  return sm90::fwd_kv_multicast_default(bucket, tile.block_m, tile.block_n, m_blocks,
-                                        sm90_forward_tiles(p, bucket, tile.block_m), p.seqlen_k,
-                                        p.causal, p.varlen, cross_tile, sm_count);
+  return sm90::fwd_kv_multicast_default(
+      bucket, tile.block_m, tile.block_n, m_blocks,
+      sm90_forward_tiles(p, bucket, tile.block_m, sm90::value_columns(bucket)), p.seqlen_k,
+      p.causal, p.varlen, cross_tile, sm_count);
 }
 
 /// The sm90 forward tile of p (tile_config.h): key blocks sized to the longest key sequence, so
@@ -919,12 +938,12 @@ sm90::FwdTile sm90_forward_tile(const Problem& p, int bucket, int sm_count) {
   return sm90::fwd_tile(bucket, block_m, block_n);
 }
 
-/// The split of the forward's last wave for p with `tile` on `sm_count` SMs: dense non-causal
-/// problems only (their tiles all have the same keys); causal and varlen problems keep whole
-/// tiles. Above D = 256 the tiles of both 256-column slices of V and O split alike: the VAE's one
+/// The split of the forward's last wave for p with `tile` (of `value_cols` columns of V and O) on
+/// `sm_count` SMs: dense non-causal problems only (their tiles all have the same keys); causal and
+/// varlen problems keep whole tiles. The tiles of every value slice split alike: the VAE's one
 /// head of 512 has 64 such tiles for 132 SMs.
-FwdSplit sm90_forward_split(const Problem& p, int bucket, const sm90::FwdTile& tile, int64_t tiles,
-                            int sm_count) {
+FwdSplit sm90_forward_split(const Problem& p, int bucket, const sm90::FwdTile& tile, int value_cols,
+                            int64_t tiles, int sm_count) {
   const int request = forward_split_request("FLASHVISION_SM90_FWD_SPLIT");
   FwdSplitGeometry g;
   g.tiles = tiles;
@@ -933,7 +952,7 @@ FwdSplit sm90_forward_split(const Problem& p, int bucket, const sm90::FwdTile& t
   g.block_m = tile.block_m;
   g.block_n = tile.block_n;
   g.head_dim = bucket;
-  g.value_cols = sm90::value_columns(bucket);
+  g.value_cols = value_cols;
   g.costs = kSm90FwdSplitCosts;
   if (p.causal || p.varlen || tiles + fwd_tail_tiles(g) * kFwdMaxSplitParts > INT32_MAX) {
     return {1, g.key_blocks};
@@ -941,10 +960,10 @@ FwdSplit sm90_forward_split(const Problem& p, int bucket, const sm90::FwdTile& t
   return fwd_tail_split(g, request);
 }
 
-/// Sets the schedule of `params` (num_tiles filled in) for `split` on `sm_count` SMs: the work
-/// units, the persistent CTAs and where the split tiles start.
+/// Sets the schedule of `params` (num_tiles and value_cols filled in) for `split` on `sm_count`
+/// SMs: the work units, the persistent CTAs and where the split tiles start.
 void set_forward_schedule(sm90::FwdParams& params, const FwdSplit& split, const sm90::FwdTile& tile,
-                          int bucket, int sm_count) {
+                          int sm_count) {
   params.num_units = params.num_tiles;
   params.split_tile0 = params.num_tiles;
   if (split.parts > 1) {
@@ -954,7 +973,7 @@ void set_forward_schedule(sm90::FwdParams& params, const FwdSplit& split, const 
     params.split_blocks = split.blocks_per_part;
     params.num_units = params.split_tile0 + tail * split.parts;
     params.split_rows = tile.block_m;
-    params.split_cols = sm90::value_columns(bucket);
+    params.split_cols = params.value_cols;
   }
   params.grid_ctas = std::min(params.num_units, sm_count);
 }
@@ -989,7 +1008,7 @@ void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
                       const sm90::FwdTile& tile) {
   sm90::forward(p.dtype, bucket, tile.block_m, tile.block_n, params, p.stream);
   FwdCombineParams combine = combine_params(params, p.device_index);
-  combine.value_slices = sm90::value_slices(bucket);
+  combine.value_slices = sm90::value_slices(bucket, params.value_cols);
   combine_split(p.out_dtype, combine, p.stream);
 }
 
@@ -1035,7 +1054,7 @@ bool fp8_forward_supports(const Problem& p, std::string* why) {
   if (std::max(p.seqlen_q, p.seqlen_k) > INT32_MAX - 256) {
     return fail(why, "the FP8 forward addresses rows with 32-bit TMA coordinates");
   }
-  if (sm90_forward_tiles(p, bucket, sm90::kNarrowBlockM) > INT32_MAX) {
+  if (sm90_forward_tiles(p, bucket, sm90::kNarrowBlockM, sm90::value_columns(bucket)) > INT32_MAX) {
     return fail(why, "the problem needs more than 2^31 tiles of the sm90 schedule");
   }
   return true;
@@ -1079,7 +1098,7 @@ bool cuda_sm90_supports(const Problem& p, std::string* why) {
   if (rows > INT32_MAX - 256) {
     return fail(why, "the sm90 forward addresses rows with 32-bit TMA coordinates");
   }
-  if (sm90_forward_tiles(p, bucket, tile.block_m) > INT32_MAX) {
+  if (sm90_forward_tiles(p, bucket, tile.block_m, sm90::value_columns(bucket)) > INT32_MAX) {
     return fail(why, "the problem needs more than 2^31 tiles of the sm90 schedule");
   }
   return true;
@@ -1147,7 +1166,7 @@ sm90::FwdTile sm90_fp8_forward_tile(const Problem& p, int bucket, int sm_count) 
 /// a unit's tile, and whether one-block tiles load the next tile's Q during this one.
 void schedule_forward_tiles(sm90::FwdParams& params, const Problem& p, const sm90::FwdTile& tile,
                             int bucket, int sm_count, const FwdSplit& split) {
-  set_forward_schedule(params, split, tile, bucket, sm_count);
+  set_forward_schedule(params, split, tile, sm_count);
   params.m_blocks_divisor = FastDivisor(params.num_m_blocks);
   params.heads_divisor = FastDivisor(p.heads);
   params.group_divisor = FastDivisor(params.shape.group);
@@ -1181,9 +1200,12 @@ void forward_sm90_fp8(const Problem& p) {
   set_output_params(params, p);
   params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, tile.block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
-  params.num_tiles = static_cast<int>(sm90_forward_tiles(p, bucket, tile.block_m));
-  schedule_forward_tiles(params, p, tile, bucket, sm_count,
-                         sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count));
+  params.value_cols = sm90::value_columns(bucket);
+  params.num_tiles =
+      static_cast<int>(sm90_forward_tiles(p, bucket, tile.block_m, params.value_cols));
+  schedule_forward_tiles(
+      params, p, tile, bucket, sm_count,
+      sm90_forward_split(p, bucket, tile, params.value_cols, params.num_tiles, sm_count));
   params.descale_v = p.descale_v;
   const int swizzle = sm90::swizzle_bytes(bucket, 1);
   params.tmap_q = sm90::make_tensor_map(geometry(p, p.q, false), swizzle, tile.block_m, swizzle);
@@ -1205,7 +1227,7 @@ void forward_sm90_fp8(const Problem& p) {
     sm90::transpose_fp8_values(values, transposed, p.stream);
     params.tmap_v = sm90::make_fp8_values_map(transposed, panel_keys, p.head_dim,
                                               sm90::fp8_value_panels(values), p.heads_kv, p.batch,
-                                              sm90::value_columns(bucket));
+                                              params.value_cols);
     params.fp8_values_transposed = 1;
     with_split_workspace(p, params, [&] { run_forward_sm90(p, params, bucket, tile); });
   } catch (...) {
@@ -1224,11 +1246,14 @@ void forward_sm90(const Problem& p) {
   set_output_params(params, p);
   params.num_m_blocks = static_cast<int>(ceil_div(p.seqlen_q, tile.block_m));
   if (params.num_m_blocks == 0 || p.batch == 0 || p.heads == 0) return;
-  params.num_tiles = static_cast<int>(sm90_forward_tiles(p, bucket, tile.block_m));
+  params.value_cols = sm90_value_columns(p, bucket, tile, sm_count);
+  params.num_tiles =
+      static_cast<int>(sm90_forward_tiles(p, bucket, tile.block_m, params.value_cols));
   const bool multicast = sm90_kv_multicast(p, tile, bucket, sm_count);
-  const FwdSplit split = multicast
-                             ? FwdSplit{1, static_cast<int>(ceil_div(p.seqlen_k, tile.block_n))}
-                             : sm90_forward_split(p, bucket, tile, params.num_tiles, sm_count);
+  const FwdSplit split =
+      multicast
+          ? FwdSplit{1, static_cast<int>(ceil_div(p.seqlen_k, tile.block_n))}
+          : sm90_forward_split(p, bucket, tile, params.value_cols, params.num_tiles, sm_count);
   schedule_forward_tiles(params, p, tile, bucket, sm_count, split);
   params.kv_multicast = multicast ? 1 : 0;
   params.narrow_first = sm90_narrow_first(p, params, tile, bucket) ? 1 : 0;

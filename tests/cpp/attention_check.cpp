@@ -244,6 +244,17 @@ AttentionCase dense_case(DType dtype, int64_t seqlen_q, int64_t seqlen_k, int64_
   return c;
 }
 
+AttentionCase ragged_varlen_case(DType dtype, int64_t head_dim) {
+  AttentionCase c;
+  c.dtype = dtype;
+  c.seqlens_q = {300, 1, 0, 65, 64};
+  c.seqlens_k = {600, 200, 5, 0, 64};
+  c.heads = 4;
+  c.heads_kv = 2;
+  c.head_dim = head_dim;
+  return c;
+}
+
 Tolerance output_tolerance(DType dtype) {
   switch (dtype) {
     // e4m3 probabilities carry 3 mantissa bits: each is off by up to 2^-4 of itself, which a

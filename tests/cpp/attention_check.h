@@ -102,6 +102,11 @@ class AttentionRun {
 /// A dense case of two sequences and two heads (as many kv heads): the tests' common small shape.
 AttentionCase dense_case(DType dtype, int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim);
 
+/// A varlen batch of four heads over two kv heads whose sequences give 64-row query tiles that are
+/// several, partial, of one row, none, and exactly one, against keys of several blocks, of one,
+/// a few, none and exactly 64.
+AttentionCase ragged_varlen_case(DType dtype, int64_t head_dim);
+
 /// Error allowed in out, dq, dk and dv for a storage dtype (relative to max|ref| of the tensor).
 Tolerance output_tolerance(DType dtype);
 /// Error allowed in the float32 lse when inputs have `dtype`.

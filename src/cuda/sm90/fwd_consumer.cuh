@@ -26,9 +26,10 @@ namespace flashvision::detail::sm90 {
 
 /// S = Q K^T for one warpgroup's 64 rows against the first kKeys keys of a K tile of kBlockN: both
 /// operands K-major, one wgmma per 32 bytes of a row (16 columns of D in f16/bf16, 32 in e4m3).
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kKeys = kBlockN>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kValueCols,
+          int kKeys = kBlockN>
 __device__ __forceinline__ void gemm_qk(float (&acc)[kKeys / 2], uint32_t q_rows, uint32_t k_tile) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>;
   constexpr uint32_t kGroupBytes = 8 * Tr::kSwizzle;  // 8 rows of a panel: one swizzle atom
   constexpr int kStepBytes = 32;
   const uint64_t q_base = smem_descriptor(q_rows, 16, kGroupBytes, Tr::kSwizzleMode);
@@ -49,11 +50,11 @@ __device__ __forceinline__ void gemm_qk(float (&acc)[kKeys / 2], uint32_t q_rows
 /// byte offset steps between column panels, its stride byte offset between 8-key groups. FP8's V
 /// is transposed ([D][keys], fp8 wgmma reads B only K-major): panels of D rows of kValuePanelKeys
 /// keys, read as K is in S = Q K^T.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kValueCols>
 __device__ __forceinline__ void gemm_pv(
-    float (&acc)[FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>::kHeadDimV / 2],
+    float (&acc)[FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>::kHeadDimV / 2],
     const uint32_t (&p_frag)[kBlockN / kPvStepKeys<T>][4], uint32_t v_tile) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>;
   if constexpr (Tr::kFp8) {
     constexpr int kPanelKeys = Tr::kValuePanelKeys;
     const uint64_t v_base = smem_descriptor(v_tile, 16, 8 * kPanelKeys, Tr::kValueSwizzleMode);
@@ -103,14 +104,14 @@ class TurnRound {
 /// block (the sequence's last) that its S = Q K^T, mask and softmax take, fewer than kBlockN where
 /// the host knows the rest lie past the sequence (FwdParams::narrow_first); its P V takes the whole
 /// block, with zero probabilities past them.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kCtas,
-          int kFirstKeys = kBlockN>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kValueCols,
+          int kCtas, int kFirstKeys = kBlockN>
 struct Consumer {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>;
   using Softmax = typename Tr::Softmax;
 
   const FwdParams& p;
-  const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel>& smem;
+  const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>& smem;
   const TurnRound<Tr::kConsumers>& turns;
   int consumer, warp, lane;
 
@@ -180,7 +181,7 @@ struct Consumer {
                                             lane);
       return;
     }
-    store_output<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(
+    store_output<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(
         p, w, w.m0 + consumer * 64 + warp * 16, acc_o, inv_sum, lse,
         smem.staging(consumer * 4 + warp), lane);
   }
@@ -278,7 +279,8 @@ struct Consumer {
     turns.wait_turn();
     fence_registers(s);
     wgmma_fence();
-    gemm_qk<T, kHeadDim, kBlockM, kBlockN, kVInKernel, 2 * kHalfKeys>(s, q_rows, smem.k(stage));
+    gemm_qk<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, 2 * kHalfKeys>(s, q_rows,
+                                                                                  smem.k(stage));
     wgmma_commit();
     turns.pass_turn();
     wgmma_wait<0>();
@@ -298,14 +300,16 @@ struct Consumer {
     fence_registers(s_flat());
     fence_registers(o_flat());
     wgmma_fence();
-    gemm_qk<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(s_flat(), q_rows, smem.k(next_stage));
+    gemm_qk<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(s_flat(), q_rows,
+                                                                   smem.k(next_stage));
     wgmma_commit();
     if constexpr (kRescale) {
       if (rescale_o) Softmax::rescale(acc_o, correction);
       fence_registers(o_flat());
       wgmma_fence();  // P V reads the rescaled accumulators
     }
-    gemm_pv<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(o_flat(), p_frag[0], smem.v(stage));
+    gemm_pv<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(o_flat(), p_frag[0],
+                                                                   smem.v(stage));
     wgmma_commit();
     turns.pass_turn();
     wgmma_wait<1>();  // S' is ready; P V may still run
@@ -320,7 +324,8 @@ struct Consumer {
     turns.wait_turn();
     fence_registers(o_flat());
     wgmma_fence();
-    gemm_pv<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(o_flat(), p_frag[0], smem.v(stage));
+    gemm_pv<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(o_flat(), p_frag[0],
+                                                                   smem.v(stage));
     wgmma_commit();
     turns.pass_turn();
     wgmma_wait<0>();
@@ -341,7 +346,7 @@ struct Consumer {
     const uint32_t q_offset = consumer * 64 * Tr::kSwizzle;
     const int stride = static_cast<int>(gridDim.x);
     int unit = static_cast<int>(blockIdx.x);
-    WorkTile w = locate_work<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(p, unit);
+    WorkTile w = locate_work<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(p, unit);
     float correction[1][2];  // of a first block: O is zero, nothing to rescale
 
     // Prologue: S of the CTA's first tile alone.
@@ -354,7 +359,8 @@ struct Consumer {
 
     Softmax next_softmax;
     for (unit += stride; unit < p.num_units; unit += stride) {
-      const WorkTile next_w = locate_work<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(p, unit);
+      const WorkTile next_w =
+          locate_work<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(p, unit);
       RingPosition<Tr::kStages> next{ring.index + 1};
       const int next_stage = next.stage();
       const int q_buffer = wait_for_q(q_ring);
@@ -400,15 +406,15 @@ struct Consumer {
   }
 };
 
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, bool kCrossTile,
-          int kCtas, int kFirstKeys>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kValueCols,
+          bool kCrossTile, int kCtas, int kFirstKeys>
 __device__ __forceinline__ void consume(
-    const FwdParams& p, const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel>& smem,
-    int consumer) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
+    const FwdParams& p,
+    const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>& smem, int consumer) {
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>;
   const TurnRound<Tr::kConsumers> turns(consumer);
   turns.start();
-  Consumer<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCtas, kFirstKeys> c{
+  Consumer<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, kCtas, kFirstKeys> c{
       p,
       smem,
       turns,
@@ -423,7 +429,8 @@ __device__ __forceinline__ void consume(
   } else {
     for (int unit = static_cast<int>(blockIdx.x); unit < p.num_units;
          unit += static_cast<int>(gridDim.x)) {
-      const WorkTile w = locate_work<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(p, unit);
+      const WorkTile w =
+          locate_work<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(p, unit);
       if (w.has_rows()) c.run(w, ring, q_ring);
     }
   }

@@ -17,8 +17,9 @@
 
 namespace flashvision::detail::sm90 {
 
-/// Writes the LSE of this thread's two rows (one lane of each quad). Above D = 256 the first
-/// slice's tile writes it (every slice computes the same scores).
+/// Writes the LSE of this thread's two rows (one lane of each quad). Where a query block has
+/// several value slices (above D = 256, and in a sliced tile) the first slice's tile writes it
+/// (every slice computes the same scores).
 __device__ __forceinline__ void store_lse(const FwdParams& p, const WorkTile& w, int row0,
                                           const float (&lse)[1][2], int lane) {
   if (p.lse == nullptr || w.v_col0 != 0 || lane % 4 != 0) return;
@@ -121,13 +122,16 @@ __device__ __forceinline__ void store_columns_staged(const FwdParams& p, const W
 }
 
 /// O through the staging buffer in rounds of kEpiloguePanels panels (inputs T).
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int... kRound>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kValueCols,
+          int... kRound>
 __device__ __forceinline__ void store_output_staged(
     const FwdParams& p, const WorkTile& w, int row0,
-    const float (&acc_o)[1][FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>::kHeadDimV / 8][4],
+    const float (
+        &acc_o)[1][FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>::kHeadDimV / 8]
+               [4],
     const float (&inv_sum)[1][2], uint32_t buffer, int lane,
     std::integer_sequence<int, kRound...>) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>;
   constexpr int kRoundCols = Tr::kEpiloguePanels * 64;
   (store_columns_staged<typename Tr::Out, Tr::kHeadDimV, kRound * kRoundCols,
                         (Tr::kHeadDimV - kRound * kRoundCols < kRoundCols
@@ -162,17 +166,19 @@ __device__ __forceinline__ void store_partial(const FwdParams& p, const WorkTile
 /// Writes a warp's 16 rows of O (from row0; rows past q_len and columns past the head dim are
 /// never written) and their LSE, for inputs T. `buffer` is the warp's staging buffer where it has
 /// one.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kValueCols>
 __device__ __forceinline__ void store_output(
     const FwdParams& p, const WorkTile& w, int row0,
-    const float (&acc_o)[1][FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>::kHeadDimV / 8][4],
+    const float (
+        &acc_o)[1][FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>::kHeadDimV / 8]
+               [4],
     const float (&inv_sum)[1][2], const float (&lse)[1][2], uint32_t buffer, int lane) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>;
   if constexpr (Tr::kEpiloguePanels > 0) {
     constexpr int kRoundCols = Tr::kEpiloguePanels * 64;
     // Opaque: the staging addresses are computed when the epilogue runs, not held through the
     // main loop (they spilled at D = 128).
-    store_output_staged<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(
+    store_output_staged<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(
         p, w, row0, acc_o, inv_sum, opaque(buffer), opaque(lane),
         std::make_integer_sequence<int, (Tr::kHeadDimV + kRoundCols - 1) / kRoundCols>{});
   } else {

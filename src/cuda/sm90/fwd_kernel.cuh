@@ -32,18 +32,21 @@ namespace flashvision::detail::sm90 {
 /// (FwdParams::fp8_values_transposed 0). kCrossTile: every unit is a whole tile of one key block,
 /// and the consumers pipeline across tiles (FwdParams::cross_tile). kCtas: the CTAs of a cluster
 /// that share K and V (FwdParams::kv_multicast), or 1. kFirstKeys: the keys of a tile's first
-/// key block that its consumers compute with (FwdParams::narrow_first), or kBlockN.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, bool kCrossTile,
-          int kCtas, int kFirstKeys>
-__global__ void __launch_bounds__(FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>::kThreads, 1)
+/// key block that its consumers compute with (FwdParams::narrow_first), or kBlockN. kValueCols:
+/// the columns of V and O a tile covers (FwdParams::value_cols).
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kValueCols,
+          bool kCrossTile, int kCtas, int kFirstKeys>
+__global__ void __launch_bounds__(
+    FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>::kThreads, 1)
     fwd_kernel(const __grid_constant__ FwdParams p) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>;
   // Every CTA is resident or done from here on: the combine of split tiles, queued after this
   // grid as its programmatic dependent (fwd_combine.cu), may start on the SMs this grid frees.
   ptx::launch_dependent_grids();
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = ptx::smem_addr(smem_raw);
-  const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel> smem{(raw + 1023u) & ~1023u};
+  const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols> smem{(raw + 1023u) &
+                                                                               ~1023u};
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
   if (threadIdx.x == 0) {
     // Every consumer warp releases a buffer once its wgmma have read it.
@@ -81,14 +84,14 @@ __global__ void __launch_bounds__(FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInK
       prefetch_tensor_map(&p.tmap_q);
       prefetch_tensor_map(&p.tmap_k);
       prefetch_tensor_map(&p.tmap_v);
-      produce<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCtas>(p, smem);
+      produce<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, kCtas>(p, smem);
     }
     if constexpr (kVInKernel) {
       if (threadIdx.x >= 32) transpose_values(smem, static_cast<int>(threadIdx.x) / 32 - 1);
     }
   } else {
     set_max_registers<Tr::kConsumerRegisters, true>();
-    consume<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCrossTile, kCtas, kFirstKeys>(
+    consume<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, kCrossTile, kCtas, kFirstKeys>(
         p, smem, warpgroup - 1);
   }
   if constexpr (kCtas > 1) cluster_sync();
@@ -143,15 +146,15 @@ int resident_clusters() {
   return clusters;
 }
 
-template <DType kDType, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, bool kCrossTile,
-          int kCtas = 1, int kFirstKeys = kBlockN>
+template <DType kDType, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kValueCols,
+          bool kCrossTile, int kCtas = 1, int kFirstKeys = kBlockN>
 void launch_fwd(const FwdParams& params, void* stream) {
   using T = typename CudaElement<kDType>::type;
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
-  constexpr int kSmem = static_cast<int>(
-      fwd_smem_bytes(kHeadDim, kBlockM, kBlockN, Tr::kElementBytes, Tr::kValueStagingSlots));
-  constexpr auto kernel =
-      &fwd_kernel<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCrossTile, kCtas, kFirstKeys>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>;
+  constexpr int kSmem = static_cast<int>(fwd_smem_bytes(
+      kHeadDim, kBlockM, kBlockN, Tr::kElementBytes, Tr::kValueStagingSlots, kValueCols));
+  constexpr auto kernel = &fwd_kernel<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols,
+                                      kCrossTile, kCtas, kFirstKeys>;
   cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
              "cudaFuncSetAttribute (sm90 forward)");
   if constexpr (kCtas == 1) {
@@ -171,29 +174,31 @@ void launch_fwd(const FwdParams& params, void* stream) {
 }
 
 /// The kernels of a tile with V as it lies (kVInKernel: FP8 only, transposed in the kernel) or,
-/// in FP8, transposed by a pass before the kernel.
+/// in FP8, transposed by a pass before the kernel, covering all of V's columns up to 256.
 template <DType kDType, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel>
 void run_fwd_values(const FwdParams& params, void* stream) {
+  constexpr int kValueCols = value_columns(kHeadDim);
   // FP8 has no shared-load path.
   if constexpr (kDType != DType::f8e4m3 && fwd_multicast_compiled(kHeadDim, kBlockM, kBlockN)) {
     if (params.kv_multicast) {
-      return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, kVInKernel, false, kKvMulticastCtas>(
-          params, stream);
+      return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, false,
+                        kKvMulticastCtas>(params, stream);
     }
   }
   if constexpr (fwd_cross_tile_compiled(kHeadDim, kBlockM, kBlockN)) {
     if (params.cross_tile) {
-      return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, kVInKernel, true>(params, stream);
+      return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, true>(params,
+                                                                                          stream);
     }
   }
   if constexpr (constexpr int kFirstKeys = narrow_first_keys(kHeadDim, kBlockM, kBlockN);
                 kDType != DType::f8e4m3 && kFirstKeys != 0) {
     if (params.narrow_first) {
-      return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, kVInKernel, false, 1, kFirstKeys>(
-          params, stream);
+      return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, false, 1,
+                        kFirstKeys>(params, stream);
     }
   }
-  launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, kVInKernel, false>(params, stream);
+  launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, false>(params, stream);
 }
 
 template <DType kDType, int kHeadDim, int kBlockM, int kBlockN>
@@ -201,6 +206,14 @@ void run_fwd(const FwdParams& params, void* stream) {
   if constexpr (kDType == DType::f8e4m3) {
     if (!params.fp8_values_transposed) {
       return run_fwd_values<kDType, kHeadDim, kBlockM, kBlockN, true>(params, stream);
+    }
+  }
+  // A sliced tile (a half tile) has only the plain kernel: no clusters, no cross-tile pipeline,
+  // no narrow first block.
+  if constexpr (constexpr int kSliced = sliced_value_columns(kHeadDim, kBlockM);
+                kDType != DType::f8e4m3 && kSliced != 0) {
+    if (params.value_cols == kSliced) {
+      return launch_fwd<kDType, kHeadDim, kBlockM, kBlockN, false, kSliced, false>(params, stream);
     }
   }
   run_fwd_values<kDType, kHeadDim, kBlockM, kBlockN, false>(params, stream);

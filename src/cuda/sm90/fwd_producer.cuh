@@ -16,11 +16,11 @@ namespace flashvision::detail::sm90 {
 
 /// Issues the TMA loads of one kRows-row tile, one box per column panel from column col0, all on
 /// `bar`.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kRows,
-          int kPanels>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kValueCols,
+          int kRows, int kPanels>
 __device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap* map, int col0, int row,
                                           int head, int seq_coord, uint32_t bar) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>;
 #pragma unroll
   for (int panel = 0; panel < kPanels; ++panel) {
     tma_load_4d(dst + panel * kRows * Tr::kSwizzle, map, col0 + panel * Tr::kPanelCols, row, head,
@@ -30,11 +30,11 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap* map, 
 
 /// Issues the TMA loads of this CTA's share of the rows of a K or V block (kBlockN / kCtas rows
 /// from `row`) into the same panels of every CTA of the cluster, all on `bar`.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kCtas,
-          int kPanels>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kValueCols,
+          int kCtas, int kPanels>
 __device__ __forceinline__ void load_shared_block(uint32_t dst, const CUtensorMap* map, int row,
                                                   int head, int seq_coord, uint32_t bar) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>;
   constexpr int kShareRows = kBlockN / kCtas;
   const uint32_t rank = cluster_rank();
   const uint32_t share = dst + rank * kShareRows * Tr::kSwizzle;
@@ -48,15 +48,15 @@ __device__ __forceinline__ void load_shared_block(uint32_t dst, const CUtensorMa
 
 /// A K or V block into the ring: loaded whole by this CTA, or (kCtas > 1) its share of the rows
 /// into every CTA of the cluster, from column col0 (a value slice's first column; 0 in clusters).
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kCtas,
-          int kPanels>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kValueCols,
+          int kCtas, int kPanels>
 __device__ __forceinline__ void load_key_block(uint32_t dst, const CUtensorMap* map, int col0,
                                                int row, int head, int seq_coord, uint32_t bar) {
   if constexpr (kCtas == 1) {
-    load_tile<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kBlockN, kPanels>(dst, map, col0, row,
-                                                                           head, seq_coord, bar);
+    load_tile<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, kBlockN, kPanels>(
+        dst, map, col0, row, head, seq_coord, bar);
   } else {
-    load_shared_block<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCtas, kPanels>(
+    load_shared_block<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, kCtas, kPanels>(
         dst, map, row, head, seq_coord, bar);
   }
 }
@@ -64,11 +64,11 @@ __device__ __forceinline__ void load_key_block(uint32_t dst, const CUtensorMap* 
 /// FP8: a block of V as transpose_fp8_values wrote it (FwdParams::tmap_v over [sequence][head]
 /// [panel][D][kValuePanelKeys]), a box a panel; `row`, the block's first key, is a multiple of
 /// kBlockN and so of the panel's keys (the FP8 forward is dense: a sequence's keys start at row 0).
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kValueCols>
 __device__ __forceinline__ void load_transposed_values(uint32_t dst, const CUtensorMap* map,
                                                        int row, int head, int seq_coord,
                                                        uint32_t bar) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>;
   constexpr int kPanelKeys = Tr::kValuePanelKeys;
 #pragma unroll
   for (int panel = 0; panel < kBlockN / kPanelKeys; ++panel) {
@@ -77,22 +77,24 @@ __device__ __forceinline__ void load_transposed_values(uint32_t dst, const CUten
   }
 }
 
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kCtas>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kValueCols,
+          int kCtas>
 __device__ __forceinline__ void produce(
-    const FwdParams& p, const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel>& smem) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
+    const FwdParams& p,
+    const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>& smem) {
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>;
   RingPosition<Tr::kStages> ring;
   RingPosition<Tr::kQBuffers> q_ring;  // over the tiles whose Q was loaded
   RingPosition<kVInKernel ? Tr::kValueStagingSlots : 1> slots;  // over the V blocks staged
   for (int unit = static_cast<int>(blockIdx.x); unit < p.num_units;
        unit += static_cast<int>(gridDim.x)) {
-    const WorkTile w = locate_work<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(p, unit);
+    const WorkTile w = locate_work<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(p, unit);
     // Tiles without rows or keys load nothing (their consumers only write zeros).
     if (!w.has_rows() || w.n_blocks == 0) continue;
     const int q_buffer = q_ring.stage();
     mbarrier_wait(smem.q_empty(q_buffer), q_ring.parity() ^ 1);
     mbarrier_arrive_expect_tx(smem.q_full(q_buffer), Tr::kQBytes);
-    load_tile<T, kHeadDim, kBlockM, kBlockN, kVInKernel, Tr::kBlockM, Tr::kPanels>(
+    load_tile<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, Tr::kBlockM, Tr::kPanels>(
         smem.q(q_buffer), &p.tmap_q, 0, static_cast<int>(w.rows.q_begin) + w.m0, w.head,
         w.seq_coord, smem.q_full(q_buffer));
     ++q_ring.index;
@@ -103,7 +105,7 @@ __device__ __forceinline__ void produce(
           static_cast<int>(w.rows.k_begin) + (w.n_block0 + w.n_blocks - 1 - j) * Tr::kBlockN;
       mbarrier_wait(smem.k_empty(stage), free_parity);
       mbarrier_arrive_expect_tx(smem.k_full(stage), Tr::kKBytes);
-      load_key_block<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCtas, Tr::kPanels>(
+      load_key_block<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, kCtas, Tr::kPanels>(
           smem.k(stage), &p.tmap_k, 0, key_row, w.head_kv, w.seq_coord, smem.k_full(stage));
       if constexpr (kVInKernel) {
         // Into a staging slot, which the transposing warps write into the V stage.
@@ -111,7 +113,7 @@ __device__ __forceinline__ void produce(
         const int slot = slots.stage();
         mbarrier_wait(smem.v_loaded_empty(slot), slots.parity() ^ 1);
         mbarrier_arrive_expect_tx(smem.v_loaded_full(slot), Tr::kVBytes);
-        load_tile<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kBlockN, Tr::kPanelsV>(
+        load_tile<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, kBlockN, Tr::kPanelsV>(
             smem.v_loaded(slot), &p.tmap_v, w.v_col0, key_row, w.head_kv, w.seq_coord,
             smem.v_loaded_full(slot));
         ++slots.index;
@@ -119,12 +121,12 @@ __device__ __forceinline__ void produce(
         static_assert(kCtas == 1);
         mbarrier_wait(smem.v_empty(stage), free_parity);
         mbarrier_arrive_expect_tx(smem.v_full(stage), Tr::kVBytes);
-        load_transposed_values<T, kHeadDim, kBlockM, kBlockN, kVInKernel>(
+        load_transposed_values<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(
             smem.v(stage), &p.tmap_v, key_row, w.head_kv, w.seq_coord, smem.v_full(stage));
       } else {
         mbarrier_wait(smem.v_empty(stage), free_parity);
         mbarrier_arrive_expect_tx(smem.v_full(stage), Tr::kVBytes);
-        load_key_block<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kCtas, Tr::kPanelsV>(
+        load_key_block<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, kCtas, Tr::kPanelsV>(
             smem.v(stage), &p.tmap_v, w.v_col0, key_row, w.head_kv, w.seq_coord,
             smem.v_full(stage));
       }

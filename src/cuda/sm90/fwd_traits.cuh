@@ -17,8 +17,11 @@ namespace flashvision::detail::sm90 {
 /// Compile-time geometry of the forward kernel for elements T (f16, bf16 or e4m3) of one
 /// head-dim bucket and one of its tiles (tile_config.h: 128 rows with one of the bucket's key
 /// widths, the wide 192 rows, the half tile's 64, or an FP8 tile); kVInKernel: FP8 with V
-/// transposed in the kernel (fp8_values.h), which adds the V staging slots.
-template <typename T, int kHeadDim, int kRowsPerBlock, int kKeysPerBlock, bool kVInKernel>
+/// transposed in the kernel (fp8_values.h), which adds the V staging slots; kValueCols: the columns
+/// of V and O a tile covers (tile_config.h's value_columns, or sliced_value_columns in a sliced
+/// tile).
+template <typename T, int kHeadDim, int kRowsPerBlock, int kKeysPerBlock, bool kVInKernel,
+          int kValueCols>
 struct FwdTraits {
   static constexpr int kElementBytes = static_cast<int>(sizeof(T));
   /// FP8: V is read transposed ([D][keys], fp8_values.h), which the producer warpgroup's other
@@ -45,10 +48,9 @@ struct FwdTraits {
   /// wgmma swizzle atom width).
   static constexpr int kPanelCols = kSwizzle / kElementBytes;
   static constexpr int kPanels = kHeadDim / kPanelCols;
-  /// Columns of V (and O) one tile covers: above 256 (the widest wgmma N and the most O
-  /// accumulators a thread can hold) each query block has a tile per 256-column slice.
-  static constexpr int kHeadDimV = value_columns(kHeadDim);
-  static constexpr int kValueSlices = value_slices(kHeadDim);
+  /// Columns of V (and O) one tile covers, and the tiles (slices) of a query block.
+  static constexpr int kHeadDimV = kValueCols;
+  static constexpr int kValueSlices = value_slices(kHeadDim, kValueCols);
   static constexpr int kPanelsV = kHeadDimV / kPanelCols;
   /// FP8: keys of a panel of the transposed V (a row of its swizzle) and that swizzle's mode.
   static constexpr int kValuePanelKeys = fp8_value_panel_keys(kBlockN);
@@ -80,7 +82,7 @@ struct FwdTraits {
   static constexpr uint32_t kVBytes = kBlockN * kHeadDimV * kElementBytes;
   /// 64-column panels of O a consumer warp stages for the epilogue (0: direct stores).
   static constexpr int kEpiloguePanels =
-      epilogue_panels(kHeadDim, kBlockM, kBlockN, kElementBytes, kValueStagingSlots);
+      epilogue_panels(kHeadDim, kBlockM, kBlockN, kElementBytes, kValueStagingSlots, kValueCols);
   static constexpr uint32_t kStagingBytes = kEpiloguePanels * kStagingPanelBytes;
   static_assert(kBlockM == 64 * kConsumers && kBlockN % 16 == 0);
   static_assert(128 * (kProducerRegisters + kConsumers * kConsumerRegisters) <=
@@ -93,16 +95,19 @@ struct FwdTraits {
   // Every panel starts 1024-byte aligned, where the swizzle patterns of TMA and the wgmma
   // descriptors (base offset 0) agree.
   static_assert(kBlockM * kSwizzle % 1024 == 0 && kBlockN * kSwizzle % 1024 == 0);
-  static_assert(fwd_smem_bytes(kHeadDim, kBlockM, kBlockN, kElementBytes, kValueStagingSlots) <=
-                kMaxSmemBytes);
+  static_assert(fwd_smem_bytes(kHeadDim, kBlockM, kBlockN, kElementBytes, kValueStagingSlots,
+                               kValueCols) <= kMaxSmemBytes);
+  static_assert(kValueCols == value_columns(kHeadDim) ||
+                    kValueCols == sliced_value_columns(kHeadDim, kRowsPerBlock),
+                "a value slice the tile does not have (tile_config.h)");
   // V is transposed in the kernel only in FP8 (fp8_values.h).
   static_assert(!kVInKernel || kFp8);
 };
 
 /// Shared-window addresses of the tiles and barriers, from a 1024-byte aligned base.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kValueCols>
 struct SmemLayout {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>;
   uint32_t base;
 
   static constexpr uint32_t kQAllBytes = Tr::kQBuffers * Tr::kQBytes;
@@ -168,7 +173,7 @@ struct WorkTile {
   int n_blocks;   ///< key blocks visited from n_block0, walked from the last down (masked first)
   int seq_coord;  ///< the tensor maps' sequence coordinate (0 in varlen mode: rows are global)
   int partial;    ///< index of the unit's partial result (FwdParams::split_o), -1: a whole tile
-  int v_col0;     ///< first column of V and O the tile covers (its slice, above D = 256)
+  int v_col0;     ///< first column of V and O the tile covers (its value slice's)
 
   /// Whether the block has rows to write (varlen sequences shorter than the longest have none).
   __device__ bool has_rows() const { return m0 < rows.q_len; }
@@ -176,9 +181,9 @@ struct WorkTile {
 
 /// The work unit with schedule index `unit`: a whole tile (numbered as fwd_tile_order.cuh says),
 /// or from split_tile0 on one key range of a tile.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kValueCols>
 __device__ __forceinline__ WorkTile locate_work(const FwdParams& p, int unit) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>;
   const sm80::ShapeParams& s = p.shape;
   WorkTile t;
   // Computed for every unit and selected, not branched around: under a branch ptxas carried the

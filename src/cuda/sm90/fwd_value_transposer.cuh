@@ -40,10 +40,10 @@ __device__ __forceinline__ uint32_t swizzled(uint32_t offset) {
 /// free, write this warp's share of the steps, and release both. Ends when the producer marks
 /// the loads as ended in the next slot (SmemLayout::loads_ended) with an arrival that carries no
 /// block.
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, bool kVInKernel, int kValueCols>
 __device__ __forceinline__ void transpose_values(
-    const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel>& smem, int warp) {
-  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel>;
+    const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>& smem, int warp) {
+  using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>;
   static_assert(Tr::kFp8 && kBlockN % 16 == 0 && Tr::kHeadDimV % 32 == 0);
   constexpr int kKeySteps = kBlockN / 16;
   constexpr int kSteps = kKeySteps * (Tr::kHeadDimV / 32);

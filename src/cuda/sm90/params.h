@@ -40,6 +40,10 @@ struct FwdParams {
   /// of it in S = Q K^T, the mask and the softmax of a tile's first block; dense, non-causal,
   /// unsplit.
   int narrow_first = 0;
+  /// Columns of V and O a tile covers, which picks the kernel: tile_config.h's value_columns, or
+  /// its sliced_value_columns where the host slices the tiles (fwd_value_sliced); the tiles of a
+  /// query block then cover successive slices of that width.
+  int value_cols = 0;
   /// Partial results of the split units (unit - split_tile0 indexes them): O normalized by the
   /// part's own sum, fp32 [unit][block rows][split_cols], and its LSE [unit][block rows]. The
   /// combine kernel (common/fwd_combine.h) merges a tile's parts into out and lse.

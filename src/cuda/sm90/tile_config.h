@@ -26,14 +26,18 @@ constexpr int swizzle_bytes(int bucket, int element_bytes = 2) {
   return row_bytes % 128 == 0 ? 128 : (row_bytes % 64 == 0 ? 64 : 32);
 }
 
-/// Columns of V and O one tile covers for a bucket.
+/// Columns of V and O one tile covers for a bucket: all of them up to 256 (the widest wgmma N and
+/// the most O accumulators a thread can hold), 256 above.
 constexpr int value_columns(int bucket) { return bucket > 256 ? 256 : bucket; }
 
-/// Tiles per query block and head: one per value_columns-wide slice of V and O (two at 512, whose
-/// slices recompute the same scores).
-constexpr int value_slices(int bucket) {
-  return (bucket + value_columns(bucket) - 1) / value_columns(bucket);
+/// Tiles per query block and head where each covers `value_cols` columns of V and O: one per
+/// slice (two at 512 and in a sliced tile, whose slices recompute the same scores).
+constexpr int value_slices(int bucket, int value_cols) {
+  return (bucket + value_cols - 1) / value_cols;
 }
+
+/// Tiles per query block and head at the bucket's value_columns.
+constexpr int value_slices(int bucket) { return value_slices(bucket, value_columns(bucket)); }
 
 /// kBlockM query rows (64 per consumer warpgroup), kBlockN keys per step, kStages K/V buffers.
 struct FwdTile {
@@ -114,6 +118,18 @@ constexpr int half_long_block_n(int bucket) {
 /// and 80 (ViT-B's 197 tokens, ViT-H's 257).
 constexpr int half_short_block_n(int bucket) {
   return bucket == 64 || bucket == 80 ? short_block_n(bucket) : 0;
+}
+
+/// Columns of V and O of the bucket's sliced tile of `block_m` rows, or 0 where it has none:
+/// bucket 160's half tile in two slices of 96 columns (three 32-column panels of its 64-byte
+/// swizzle; the second slice's last panel lies past every head dim of the bucket and loads as
+/// zeros). Each slice computes a query block's scores and softmax again, but P V, V's loads and
+/// the epilogue only for its columns, so a grid of few tiles (SD 1.5's 16 x 16 level: 64 half
+/// tiles for 132 SMs) has twice the CTAs, each with a shorter chain. On the H200 SD 1.5's 16 x 16
+/// level ran 4.6 % faster, at batch 1 6.2 %, its cross-attention 3 %
+/// (bench/results/2026-12-03-s36, call 2).
+constexpr int sliced_value_columns(int bucket, int block_m) {
+  return bucket == 160 && block_m == kHalfBlockM ? 96 : 0;
 }
 
 /// Whether the bucket has a half tile with `block_n` keys per step.
@@ -362,6 +378,16 @@ constexpr bool fwd_half_rows(int bucket, int block_n, long long seqlen_q, long l
          (seqlen_q + kHalfBlockM - 1) / kHalfBlockM * batch_heads <= sm_count;
 }
 
+/// Whether a forward of `tiles` tiles of `block_m` rows (one value slice each) takes the bucket's
+/// sliced tile: where it has one and all the slices fit one wave on `sm_count` SMs. Where they
+/// would need two, the tiles whole run faster: SD 1.5's 16 x 16 level at batch 4 (128 half tiles)
+/// took 12.3 us as 128 half tiles and 13.1 us as 64 128-row tiles, which the host took instead of
+/// 256 sliced ones (bench/results/2026-12-03-s36, call 2).
+constexpr bool fwd_value_sliced(int bucket, int block_m, long long tiles, int sm_count) {
+  const int cols = sliced_value_columns(bucket, block_m);
+  return cols != 0 && tiles * value_slices(bucket, cols) <= sm_count;
+}
+
 /// Whether the bucket's tiles of `block_m` rows and `block_n` keys have the cross-tile kernel
 /// (fwd_consumer.cuh's run_cross_tile): the 128-row tiles of two consumers, whose short key widths
 /// serve the short image sequences, and the wide tile at the text width; the other wide tiles'
@@ -523,17 +549,19 @@ constexpr int fwd_q_buffers(int bucket, int block_m, int block_n) {
   return block_m != kHalfBlockM && is_text_width(bucket, block_n) ? 2 : 1;
 }
 
-/// Bytes of the pipeline of a tile of `element_bytes` elements: its Q buffers, the K and V stages,
-/// `staging_slots` V staging slots (FP8 with V transposed in the kernel: kFp8ValueStagingSlots),
-/// the barriers, and 1 KiB of slack to align the swizzled tiles to 1024 bytes (the 128-byte
-/// swizzle pattern's period).
+/// Bytes of the pipeline of a tile of `element_bytes` elements: its Q buffers, the K and V stages
+/// (V of `value_cols` columns; 0: value_columns), `staging_slots` V staging slots (FP8 with V
+/// transposed in the kernel: kFp8ValueStagingSlots), the barriers, and 1 KiB of slack to align the
+/// swizzled tiles to 1024 bytes (the 128-byte swizzle pattern's period).
 constexpr std::size_t fwd_pipeline_bytes(int bucket, int block_m, int block_n,
-                                         int element_bytes = 2, int staging_slots = 0) {
+                                         int element_bytes = 2, int staging_slots = 0,
+                                         int value_cols = 0) {
+  if (value_cols == 0) value_cols = value_columns(bucket);
   const FwdTile t = fwd_tile(bucket, block_m, block_n, element_bytes);
   const int q_buffers = fwd_q_buffers(bucket, block_m, block_n);
   const std::size_t tiles =
       (static_cast<std::size_t>(q_buffers * t.block_m + t.stages * t.block_n) * bucket +
-       static_cast<std::size_t>(t.stages + staging_slots) * t.block_n * value_columns(bucket)) *
+       static_cast<std::size_t>(t.stages + staging_slots) * t.block_n * value_cols) *
       element_bytes;
   return tiles + barrier_bytes(q_buffers, t.stages, staging_slots) + 1024;
 }
@@ -541,11 +569,12 @@ constexpr std::size_t fwd_pipeline_bytes(int bucket, int block_m, int block_n,
 /// Bytes of one 64-column panel of a consumer warp's O staging buffer: 16 rows of 128 bytes.
 inline constexpr std::size_t kStagingPanelBytes = 16 * 128;
 
-/// 64-column panels of O a consumer warp would stage to write all of O at once; bucket 64 stores
-/// directly: staged, its long sequences ran 2–3 % slower on the H200
-/// (bench/results/2026-11-29-h200-sm90-epilogue-exp2), the short ones within 1 %.
-constexpr int wanted_epilogue_panels(int bucket) {
-  return bucket == 64 ? 0 : (value_columns(bucket) + 63) / 64;
+/// 64-column panels of O a consumer warp would stage to write its `value_cols` columns (0:
+/// value_columns) at once; bucket 64 stores directly: staged, its long sequences ran 2–3 % slower
+/// on the H200 (bench/results/2026-11-29-h200-sm90-epilogue-exp2), the short ones within 1 %.
+constexpr int wanted_epilogue_panels(int bucket, int value_cols = 0) {
+  if (value_cols == 0) value_cols = value_columns(bucket);
+  return bucket == 64 ? 0 : (value_cols + 63) / 64;
 }
 
 /// Bytes of the O staging buffers of all consumer warps with `panels` panels each (O is 16-bit
@@ -559,22 +588,23 @@ constexpr std::size_t staging_bytes(int block_m, int panels) {
 /// through in several rounds). 0 where nothing fits (D = 256 and 512), which keeps the direct
 /// stores from the accumulators, and at bucket 64 (wanted_epilogue_panels).
 constexpr int epilogue_panels(int bucket, int block_m, int block_n, int element_bytes = 2,
-                              int staging_slots = 0) {
-  const int wanted = wanted_epilogue_panels(bucket);
+                              int staging_slots = 0, int value_cols = 0) {
+  const int wanted = wanted_epilogue_panels(bucket, value_cols);
   const std::size_t per_panel = staging_bytes(block_m, 1);
   const std::size_t pipeline =
-      fwd_pipeline_bytes(bucket, block_m, block_n, element_bytes, staging_slots);
+      fwd_pipeline_bytes(bucket, block_m, block_n, element_bytes, staging_slots, value_cols);
   const int fitting =
       pipeline >= kMaxSmemBytes ? 0 : static_cast<int>((kMaxSmemBytes - pipeline) / per_panel);
   return wanted < fitting ? wanted : fitting;
 }
 
-/// Dynamic shared memory of the forward tile: the pipeline and the consumer warps' O staging.
+/// Dynamic shared memory of the forward tile (V and O of `value_cols` columns; 0: value_columns):
+/// the pipeline and the consumer warps' O staging.
 constexpr std::size_t fwd_smem_bytes(int bucket, int block_m, int block_n, int element_bytes = 2,
-                                     int staging_slots = 0) {
-  return fwd_pipeline_bytes(bucket, block_m, block_n, element_bytes, staging_slots) +
-         staging_bytes(block_m,
-                       epilogue_panels(bucket, block_m, block_n, element_bytes, staging_slots));
+                                     int staging_slots = 0, int value_cols = 0) {
+  return fwd_pipeline_bytes(bucket, block_m, block_n, element_bytes, staging_slots, value_cols) +
+         staging_bytes(block_m, epilogue_panels(bucket, block_m, block_n, element_bytes,
+                                                staging_slots, value_cols));
 }
 
 }  // namespace flashvision::detail::sm90

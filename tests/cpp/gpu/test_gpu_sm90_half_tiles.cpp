@@ -119,14 +119,8 @@ TEST_P(GpuSm90HalfTiles, CausalGroupedLayoutsAndVarlen) {
   mqa.heads_kv = 1;
   mqa.causal = true;
   check_forward(target(), mqa);
-  AttentionCase varlen;
-  varlen.dtype = dtype();
-  varlen.seqlens_q = {300, 1, 0, 65, 64};
-  varlen.seqlens_k = {600, 200, 5, 0, 64};
-  varlen.heads = 4;
-  varlen.heads_kv = 2;
   for (const int64_t dim : {64, 160}) {
-    varlen.head_dim = dim;
+    AttentionCase varlen = ragged_varlen_case(dtype(), dim);
     for (const bool causal : {false, true}) {
       varlen.causal = causal;
       check_forward(target(), varlen);
