@@ -27,7 +27,7 @@ void expect_q_buffers(int bucket, int block_m, int block_n) {
   EXPECT_LE(sm90::fwd_smem_bytes(bucket, block_m, block_n), sm90::kMaxSmemBytes);
   if (buffers == 2) {
     EXPECT_EQ(sm90::epilogue_panels(bucket, block_m, block_n),
-              sm90::wanted_epilogue_panels(bucket, sm90::value_columns(bucket)));
+              sm90::wanted_epilogue_panels(bucket));
   }
 }
 
