@@ -1002,6 +1002,34 @@ bool sm90_narrow_first(const Problem& p, const sm90::FwdParams& params, const sm
                                 params.num_units != params.num_tiles, params.kv_multicast != 0);
 }
 
+/// Whether the 16-bit sm90 forward of p scales Q in the kernel (tile_config.h's fwd_q_prescaled)
+/// for `params` (schedule and outputs set), as FLASHVISION_SM90_FWD_PRESCALE asks: by default
+/// where it pays and no LSE is asked for; with 1 wherever the scale allows it, the LSE's
+/// precision notwithstanding (tests and benchmarks); never with 0.
+bool sm90_q_prescaled(const Problem& p, const sm90::FwdParams& params, const sm90::FwdTile& tile,
+                      int bucket) {
+  const int request =
+      env_choice("FLASHVISION_SM90_FWD_PRESCALE", {{"auto", -1}, {"1", 1}, {"0", 0}}, -1,
+                 "auto (inference forwards whose tiles walk enough key blocks), 1 (wherever the "
+                 "scale allows) or 0 (never)");
+  const float q_scale = params.shape.scale_log2;
+  if (request == 0 || !(q_scale <= 1.0f)) return false;
+  if (request == 1) return true;
+  return sm90::fwd_q_prescaled(bucket, q_scale, p.seqlen_k, tile.block_n, params.cross_tile != 0,
+                               params.lse != nullptr);
+}
+
+/// Scales Q in the kernel where sm90_q_prescaled says so: the scores then carry the softmax's
+/// scale, so the kernel's scale_log2 is 1, and its LSE takes log2 units to natural ones.
+void set_query_scaling(sm90::FwdParams& params, const Problem& p, const sm90::FwdTile& tile,
+                       int bucket) {
+  if (!sm90_q_prescaled(p, params, tile, bucket)) return;
+  params.q_prescaled = 1;
+  params.q_scale = params.shape.scale_log2;
+  params.shape.scale_log2 = 1.0f;
+  params.shape.scale = static_cast<float>(M_LN2);
+}
+
 /// Queues the forward (tensor maps set) and the combine of its split tiles, whose partial O rows
 /// hold one slice's columns each.
 void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
@@ -1257,6 +1285,7 @@ void forward_sm90(const Problem& p) {
   schedule_forward_tiles(params, p, tile, bucket, sm_count, split);
   params.kv_multicast = multicast ? 1 : 0;
   params.narrow_first = sm90_narrow_first(p, params, tile, bucket) ? 1 : 0;
+  set_query_scaling(params, p, tile, bucket);
   const int swizzle = sm90::swizzle_bytes(bucket);
   params.tmap_q =
       sm90::make_tensor_map(geometry(p, p.q, false), swizzle / 2, tile.block_m, swizzle);

@@ -17,6 +17,21 @@ namespace flashvision::detail {
 /// D = 256 the rescale is 128 multiplies a thread per block next to about 40 scores' softmax.
 inline constexpr float kMaxSlackLog2 = 8.0f;
 
+/// Where a row's max may be taken as 0 instead of its value: the max a row's exponents are taken
+/// against is free (kMaxSlackLog2), and one of 0 lets a kernel whose scores already carry the
+/// scale take 2^s without subtracting anything (the Hopper forward with Q scaled beforehand,
+/// stale_max_softmax.cuh). Anchored where the new max, in log2 units after the scale, lies in
+/// [lowest_log2, highest_log2]: a window P's format and O's fp32 keep exact. None by default
+/// (`active` false folds every test away).
+struct ZeroAnchor {
+  bool active = false;
+  float lowest_log2 = 0.0f;
+  float highest_log2 = 0.0f;
+  __device__ __forceinline__ bool holds(float max_scaled) const {
+    return active && max_scaled >= lowest_log2 && max_scaled <= highest_log2;
+  }
+};
+
 /// Running max and sum of the rows of one warp's accumulators. Scores stay raw (unscaled); the
 /// softmax scale is folded into the exponent as scale * log2(e), so one FFMA + EX2 per element.
 /// kLazyMax: the max moves only past kMaxSlackLog2 and rescale() votes to skip (pays where O's
@@ -60,10 +75,12 @@ struct OnlineSoftmax {
   }
 
   /// The part of update() that leaves `out` alone (a kernel whose P V is still in flight rescales
-  /// it later): returns each row's factor exp(scale * (old max - new max)) in `correction`.
+  /// it later): returns each row's factor exp(scale * (old max - new max)) in `correction`. A row
+  /// whose new max lies in `anchor`'s window takes 0 as its max instead.
   template <int kNTiles>
   __device__ __forceinline__ void update_scores(float (&scores)[kMTiles][kNTiles][4],
-                                                float scale_log2, float (&correction)[kMTiles][2]) {
+                                                float scale_log2, float (&correction)[kMTiles][2],
+                                                ZeroAnchor anchor = {}) {
 #pragma unroll
     for (int m = 0; m < kMTiles; ++m) {
 #pragma unroll
@@ -78,10 +95,11 @@ struct OnlineSoftmax {
           // The max moves only past the slack (a row's first key always moves it from -inf).
           const float old_scaled = row_max[m][half] * scale_log2;
           const bool moves = block_max * scale_log2 > old_scaled + kMaxSlackLog2;
-          if (moves) row_max[m][half] = block_max;
+          if (moves) row_max[m][half] = anchor.holds(block_max * scale_log2) ? 0.0f : block_max;
           max_scaled = row_max[m][half] == -INFINITY ? 0.0f : row_max[m][half] * scale_log2;
           correction[m][half] = moves ? ptx::exp2_approx(old_scaled - max_scaled) : 1.0f;
         } else {
+          if (anchor.holds(block_max * scale_log2)) block_max = 0.0f;
           max_scaled = block_max == -INFINITY ? 0.0f : block_max * scale_log2 - kOffsetLog2;
           correction[m][half] =
               ptx::exp2_approx(row_max[m][half] * scale_log2 - kOffsetLog2 - max_scaled);

@@ -259,10 +259,11 @@ struct Consumer {
     }
   }
 
-  /// Waits for the Q buffer at q_ring's position and moves q_ring on; returns the buffer.
+  /// Waits for the Q buffer at q_ring's position (loaded, and scaled where the kernel scales Q)
+  /// and moves q_ring on; returns the buffer.
   __device__ int wait_for_q(RingPosition<Tr::kQBuffers>& q_ring) const {
     const int buffer = q_ring.stage();
-    mbarrier_wait(smem.q_full(buffer), q_ring.parity());
+    mbarrier_wait(p.q_prescaled ? smem.q_scaled(buffer) : smem.q_full(buffer), q_ring.parity());
     ++q_ring.index;
     return buffer;
   }

@@ -151,6 +151,11 @@ struct SmemLayout {
   __device__ uint32_t loads_ended(int slot) const {
     return barrier(2 * Tr::kQBuffers + 4 * Tr::kStages + 2 * Tr::kValueStagingSlots + slot);
   }
+  /// With Q scaled in the kernel (FwdParams::q_prescaled): a Q buffer has been scaled, which the
+  /// consumers wait for instead of q_full (fwd_query_scaler.cuh).
+  __device__ uint32_t q_scaled(int buffer) const {
+    return barrier(2 * Tr::kQBuffers + 4 * Tr::kStages + 3 * Tr::kValueStagingSlots + buffer);
+  }
 };
 
 /// Position in a ring of buffers, the K/V stages or the Q buffers: the producer and every consumer

@@ -14,9 +14,16 @@
 // on the H200 against the exact lazy softmax: -2..-16 % time on the D = 64-256 sweeps and the long
 // cases, held at the power cap D = 64 / 128 / 256 N = 16384 516 -> 570, 630 -> 677, 734 -> 744
 // TFLOP/s (bench/results/2026-12-02-s22, call 2).
+//
+// Where Q comes scaled by scale * log2(e) (FwdParams::q_prescaled: scale_log2 is 1), a row's first
+// block anchors its max at 0 when it lies in a window its dtype keeps exact (ZeroAnchor), and a
+// warp whose rows are all anchored takes 2^s straight from the accumulators: an EX2 and an FADD a
+// score, without the FFMA. The same check then guards the range: a thread's share of a block sum
+// past the window's bound moves the max as above.
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include "cuda/common/online_softmax.cuh"
 #include "cuda/common/ptx.cuh"
@@ -44,16 +51,22 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2, kShortCha
   __device__ __forceinline__ bool update_and_pack(
       float (&scores)[kMTiles][kNTiles][4], uint32_t (&p)[kMTiles][kNTiles * 8 / kPvStepKeys<T>][4],
       float scale_log2, float (&correction)[kMTiles][2]) {
-    bool started = true;
+    bool started = true, anchored = true;
 #pragma unroll
     for (int m = 0; m < kMTiles; ++m) {
       started &= row_max[m][0] != -INFINITY && row_max[m][1] != -INFINITY;
+      anchored &= row_max[m][0] == 0.0f && row_max[m][1] == 0.0f;
     }
     if (__all_sync(0xffffffffu, started)) {
-      if (exponents_against_stale_max<T>(scores, p, scale_log2, correction)) return false;
+      // Scores that carry the scale, against a max of 0 in every row: nothing to subtract.
+      if (kOffsetLog2 == 0 && scale_log2 == 1.0f && __all_sync(0xffffffffu, anchored)) {
+        if (exponents_against_stale_max<T, true>(scores, p, scale_log2, correction)) return false;
+      } else if (exponents_against_stale_max<T, false>(scores, p, scale_log2, correction)) {
+        return false;
+      }
       move_max(scores, scale_log2, correction);
     } else {
-      Base::update_scores(scores, scale_log2, correction);
+      Base::update_scores(scores, scale_log2, correction, zero_anchor<T>(scale_log2));
     }
     // Both other paths leave the probabilities in `scores`: one conversion serves them.
     pack_probabilities<T>(p, scores);
@@ -61,11 +74,30 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2, kShortCha
   }
 
  private:
-  /// The fast path: exponents x = s * scale_log2 - max left in `scores`, 2^x packed into `p`.
-  /// Returns true when the warp is done (O's factors are all 1; `correction` is left holding the
-  /// block sums, for no one to read); false when some thread's share of a row's block sum passed
-  /// 2^8 (or is infinite), with `row_sum` untouched and `p` to be written again.
-  template <typename T, int kNTiles>
+  /// The window in which a row's first max is taken as 0 (OnlineSoftmax's ZeroAnchor), where the
+  /// scores carry the scale (scale_log2 1): probabilities up to 2^32 times the row's largest
+  /// stay inside bf16's range (fp32's) and O's fp32, and its keys' down to 2^-64 above fp32's
+  /// flush to zero; f16's P holds at most 65504, and its normal range ends at 2^-14. None in
+  /// FP8, whose probabilities carry an offset.
+  template <typename T>
+  __device__ __forceinline__ static ZeroAnchor zero_anchor(float scale_log2) {
+    if (kOffsetLog2 != 0 || scale_log2 != 1.0f) return {};
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) return {true, -64.0f, 32.0f};
+    return {true, -6.0f, 8.0f};
+  }
+
+  /// What a thread's share of an anchored row's block sum may reach before the max moves: 2^48
+  /// in bf16 (O stays finite for values below 2^63 over 2^17 keys), 2^15 in f16 (P's range).
+  template <typename T>
+  static constexpr float kAnchoredSumLimit = std::is_same_v<T, __nv_bfloat16> ? 0x1p48f : 0x1p15f;
+
+  /// The fast path: exponents x = s * scale_log2 - max left in `scores`, 2^x packed into `p`;
+  /// kAnchored: every row of the warp anchored at 0 and scores that carry the scale, so x = s
+  /// as it stands. Returns true when the warp is done (O's factors are all 1; `correction` is
+  /// left holding the block sums, for no one to read); false when some thread's share of a row's
+  /// block sum passed 2^8, or kAnchoredSumLimit (or is infinite), with `row_sum` untouched and
+  /// `p` to be written again.
+  template <typename T, bool kAnchored, int kNTiles>
   __device__ __forceinline__ bool exponents_against_stale_max(
       float (&scores)[kMTiles][kNTiles][4], uint32_t (&p)[kMTiles][kNTiles * 8 / kPvStepKeys<T>][4],
       float scale_log2, float (&correction)[kMTiles][2]) {
@@ -75,14 +107,16 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2, kShortCha
     for (int m = 0; m < kMTiles; ++m) {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        const float max_scaled = row_max[m][half] * scale_log2 - kOffsetLog2;
+        [[maybe_unused]] const float max_scaled = row_max[m][half] * scale_log2 - kOffsetLog2;
         float sum = 0.0f;
 #pragma unroll
         for (int n = 0; n < kNTiles; ++n) {
           float& x0 = scores[m][n][2 * half];
           float& x1 = scores[m][n][2 * half + 1];
-          x0 = fmaf(x0, scale_log2, -max_scaled);
-          x1 = fmaf(x1, scale_log2, -max_scaled);
+          if constexpr (!kAnchored) {
+            x0 = fmaf(x0, scale_log2, -max_scaled);
+            x1 = fmaf(x1, scale_log2, -max_scaled);
+          }
           const float p0 = ptx::exp2_approx(x0);
           const float p1 = ptx::exp2_approx(x1);
           sum += p0;
@@ -91,7 +125,7 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2, kShortCha
         }
         correction[m][half] = sum;
         // Not for NaN (a NaN score stays NaN in O, as on the exact path); yes for infinity.
-        over |= sum > 256.0f;
+        over |= sum > (kAnchored ? kAnchoredSumLimit<T> : 256.0f);
       }
     }
     if (__any_sync(0xffffffffu, over)) return false;

@@ -434,6 +434,27 @@ constexpr bool fwd_narrow_first(int bucket, int block_m, int block_n, long long 
          last != 0 && last <= keys;
 }
 
+/// Key blocks a tile's rows must walk (the longest key sequence's) for Q scaled in the kernel to
+/// pay: the scaling lies between a tile's Q load and its first GEMM, and only the blocks after a
+/// row's first take the softmax's anchored fast path. ViT-L/14's three 208-key blocks ran 2.5 %
+/// slower with it (bench/results/2026-12-03-s37, call 1).
+inline constexpr long long kPrescaleMinKeyBlocks = 4;
+
+/// Whether a 16-bit forward scales Q in the kernel (FwdParams::q_prescaled, fwd_query_scaler.cuh)
+/// with the factor `q_scale` (the softmax's scale * log2(e)):
+/// - only where no LSE is asked for: rounding Q * q_scale moves the LSE by about one step of
+///   the scores' precision (an inference forward; one for training keeps the exact scale);
+/// - not past 1, so that the scaled Q cannot overflow f16;
+/// - up to D = 128: at D = 256 the FFMA it saves is a smaller share of a score's work than the
+///   scaling of a Q of 256 columns costs (N = 4096 +1.1 % on the H200);
+/// - not for one-block tiles (the cross-tile kernel), and only where the longest key sequence
+///   spans kPrescaleMinKeyBlocks blocks of `block_n`.
+constexpr bool fwd_q_prescaled(int bucket, float q_scale, long long seqlen_k, int block_n,
+                               bool cross_tile, bool lse_requested) {
+  return !lse_requested && q_scale <= 1.0f && value_columns(bucket) <= 128 && !cross_tile &&
+         block_n > 0 && seqlen_k >= kPrescaleMinKeyBlocks * block_n;
+}
+
 /// CTAs of a cluster that share each K and V block of the forward (fwd_kv_multicast): each loads
 /// 1/kKvMulticastCtas of the block's rows into all of them with one TMA multicast.
 inline constexpr int kKvMulticastCtas = 2;
@@ -529,11 +550,12 @@ constexpr int launch_registers(int threads) { return 65536 / threads / 8 * 8 * t
 inline constexpr int kProducerRegisters = 24;
 constexpr int consumer_registers(const FwdTile& t) { return t.consumers() <= 2 ? 240 : 160; }
 
-/// Bytes of the 8-byte mbarriers: per Q buffer full and empty, per stage K full, V full, K empty,
-/// V empty, and with V transposed in the kernel (`staging_slots` > 0) per staging slot full and
-/// empty and an 8-byte word that tells the transposing warps the loads have ended.
+/// Bytes of the 8-byte mbarriers: per Q buffer full, empty and scaled (fwd_query_scaler.cuh), per
+/// stage K full, V full, K empty, V empty, and with V transposed in the kernel (`staging_slots`
+/// > 0) per staging slot full and empty and an 8-byte word that tells the transposing warps the
+/// loads have ended.
 constexpr std::size_t barrier_bytes(int q_buffers, int stages, int staging_slots = 0) {
-  return 8 * (2 * q_buffers + 4 * stages + 3 * staging_slots);
+  return 8 * (3 * q_buffers + 4 * stages + 3 * staging_slots);
 }
 
 /// Shared memory one block may use on sm90 (the opt-in maximum of the H100 and H200).
