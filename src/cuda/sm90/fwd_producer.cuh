@@ -91,8 +91,7 @@ __device__ __forceinline__ void produce(
   for (int unit = static_cast<int>(blockIdx.x); unit < p.num_units;
        unit += static_cast<int>(gridDim.x)) {
     const WorkTile w = locate_work<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(p, unit);
-    // Tiles without rows or keys load nothing (their consumers only write zeros).
-    if (!w.has_rows() || w.n_blocks == 0) continue;
+    if (!w.has_loads()) continue;
     const int q_buffer = q_ring.stage();
     mbarrier_wait(smem.q_empty(q_buffer), q_ring.parity() ^ 1);
     mbarrier_arrive_expect_tx(smem.q_full(q_buffer), Tr::kQBytes);

@@ -81,7 +81,7 @@ __device__ __forceinline__ void scale_queries(
   for (int unit = static_cast<int>(blockIdx.x); unit < p.num_units;
        unit += static_cast<int>(gridDim.x)) {
     const WorkTile w = locate_work<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(p, unit);
-    if (!w.has_rows() || w.n_blocks == 0) continue;  // the producer loads no Q for it
+    if (!w.has_loads()) continue;
     const int buffer = q_ring.stage();
     mbarrier_wait(smem.q_full(buffer), q_ring.parity());
     const uint32_t q = smem.q(buffer);

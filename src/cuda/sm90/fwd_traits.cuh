@@ -182,6 +182,9 @@ struct WorkTile {
 
   /// Whether the block has rows to write (varlen sequences shorter than the longest have none).
   __device__ bool has_rows() const { return m0 < rows.q_len; }
+  /// Whether the producer loads the tile's Q, K and V (rows to write and keys to walk); the
+  /// consumers of one without only write zeros. The Q scaling warps follow the same loads.
+  __device__ bool has_loads() const { return has_rows() && n_blocks != 0; }
 };
 
 /// The work unit with schedule index `unit`: a whole tile (numbered as fwd_tile_order.cuh says),
