@@ -17,6 +17,7 @@
 #include "cuda/common/score_mask.cuh"
 #include "cuda/common/warp_gemm.cuh"
 #include "cuda/sm90/fwd_epilogue.cuh"
+#include "cuda/sm90/fwd_query_scaler.cuh"
 #include "cuda/sm90/fwd_traits.cuh"
 #include "cuda/sm90/p_fragments.cuh"
 #include "cuda/sm90/ptx_sm90.cuh"
@@ -259,11 +260,17 @@ struct Consumer {
     }
   }
 
-  /// Waits for the Q buffer at q_ring's position (loaded, and scaled where the kernel scales Q)
-  /// and moves q_ring on; returns the buffer.
+  /// Waits for the Q buffer at q_ring's position to land, scales this warpgroup's rows of it where
+  /// the kernel scales Q, and moves q_ring on; returns the buffer.
   __device__ int wait_for_q(RingPosition<Tr::kQBuffers>& q_ring) const {
     const int buffer = q_ring.stage();
-    mbarrier_wait(p.q_prescaled ? smem.q_scaled(buffer) : smem.q_full(buffer), q_ring.parity());
+    mbarrier_wait(smem.q_full(buffer), q_ring.parity());
+    if constexpr (!Tr::kFp8) {
+      if (p.q_prescaled) {
+        scale_query_rows<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(
+            smem.q(buffer), p.q_scale, consumer, warp * 32 + lane);
+      }
+    }
     ++q_ring.index;
     return buffer;
   }

@@ -2,12 +2,11 @@
 // two or three consumer warpgroups walk a static schedule of (query block, head, sequence) tiles.
 // The producer warpgroup gives up its registers (setmaxnreg) and one of its threads streams Q, K
 // and V with TMA into shared memory guarded by mbarriers (fwd_producer.cuh), while its other three
-// warps transpose V in FP8 (fwd_value_transposer.cuh) or, where the kernel scales Q, scale each
-// tile's Q (fwd_query_scaler.cuh); the consumer warpgroups, 64 query rows each, run wgmma and the
-// online softmax (fwd_consumer.cuh). Where the CTAs of a cluster share K and V
-// (kCtas > 1), each slot's empty barrier counts the consumer warps of every CTA of the cluster, and
-// the CTAs pass a cluster barrier once their barriers are set up and again before they exit, so
-// that no CTA writes into, or arrives on, one that has not started or has ended.
+// warps transpose V in FP8 (fwd_value_transposer.cuh); the consumer warpgroups, 64 query rows
+// each, run wgmma and the online softmax (fwd_consumer.cuh). Where the CTAs of a cluster share K
+// and V (kCtas > 1), each slot's empty barrier counts the consumer warps of every CTA of the
+// cluster, and the CTAs pass a cluster barrier once their barriers are set up and again before
+// they exit, so that no CTA writes into, or arrives on, one that has not started or has ended.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -22,7 +21,6 @@
 #include "cuda/common/grid_dependency.cuh"
 #include "cuda/sm90/fwd_consumer.cuh"
 #include "cuda/sm90/fwd_producer.cuh"
-#include "cuda/sm90/fwd_query_scaler.cuh"
 #include "cuda/sm90/fwd_value_transposer.cuh"
 #include "cuda/sm90/launch.h"
 #include "flashvision/error.h"
@@ -55,7 +53,6 @@ __global__ void __launch_bounds__(
     for (int buffer = 0; buffer < Tr::kQBuffers; ++buffer) {
       mbarrier_init(smem.q_full(buffer), 1);
       mbarrier_init(smem.q_empty(buffer), Tr::kConsumers * 4);
-      mbarrier_init(smem.q_scaled(buffer), kQueryScalerWarps);
     }
     for (int stage = 0; stage < Tr::kStages; ++stage) {
       mbarrier_init(smem.k_full(stage), 1);
@@ -91,10 +88,6 @@ __global__ void __launch_bounds__(
     }
     if constexpr (kVInKernel) {
       if (threadIdx.x >= 32) transpose_values(smem, static_cast<int>(threadIdx.x) / 32 - 1);
-    } else if constexpr (!Tr::kFp8) {
-      if (p.q_prescaled && threadIdx.x >= 32) {
-        scale_queries(p, smem, static_cast<int>(threadIdx.x) / 32 - 1);
-      }
     }
   } else {
     set_max_registers<Tr::kConsumerRegisters, true>();

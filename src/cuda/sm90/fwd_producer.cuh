@@ -6,9 +6,7 @@
 // walk the same key blocks, and each loads its share of every block's rows into every CTA. In FP8
 // V blocks go to staging slots instead, from which the producer warpgroup's other warps write
 // the V stages transposed (fwd_value_transposer.cuh), or, where a pass before the kernel
-// transposed V (FwdParams::fp8_values_transposed), straight into the V stages. Where Q is scaled
-// in the kernel (FwdParams::q_prescaled) the other warps scale each Q once it lands
-// (fwd_query_scaler.cuh).
+// transposed V (FwdParams::fp8_values_transposed), straight into the V stages.
 #pragma once
 
 #include "cuda/sm90/fwd_traits.cuh"

@@ -151,11 +151,6 @@ struct SmemLayout {
   __device__ uint32_t loads_ended(int slot) const {
     return barrier(2 * Tr::kQBuffers + 4 * Tr::kStages + 2 * Tr::kValueStagingSlots + slot);
   }
-  /// With Q scaled in the kernel (FwdParams::q_prescaled): a Q buffer has been scaled, which the
-  /// consumers wait for instead of q_full (fwd_query_scaler.cuh).
-  __device__ uint32_t q_scaled(int buffer) const {
-    return barrier(2 * Tr::kQBuffers + 4 * Tr::kStages + 3 * Tr::kValueStagingSlots + buffer);
-  }
 };
 
 /// Position in a ring of buffers, the K/V stages or the Q buffers: the producer and every consumer
@@ -183,7 +178,7 @@ struct WorkTile {
   /// Whether the block has rows to write (varlen sequences shorter than the longest have none).
   __device__ bool has_rows() const { return m0 < rows.q_len; }
   /// Whether the producer loads the tile's Q, K and V (rows to write and keys to walk); the
-  /// consumers of one without only write zeros. The Q scaling warps follow the same loads.
+  /// consumers of one without only write zeros.
   __device__ bool has_loads() const { return has_rows() && n_blocks != 0; }
 };
 

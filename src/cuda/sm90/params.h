@@ -61,8 +61,8 @@ struct FwdParams {
   /// into the V stages; 0 where the producer warpgroup's other warps transpose each block in shared
   /// memory (fwd_value_transposer.cuh).
   int fp8_values_transposed = 0;
-  /// 1: the producer warpgroup's other warps multiply each tile's Q by q_scale (the softmax's
-  /// scale * log2(e)) in shared memory before the consumers read it (fwd_query_scaler.cuh); the
+  /// 1: each consumer warpgroup multiplies its rows of each tile's Q by q_scale (the softmax's
+  /// scale * log2(e)) in shared memory before its first GEMM (fwd_query_scaler.cuh); the
   /// scores then carry the scale, and shape.scale_log2 is 1 and shape.scale ln 2 (the LSE's
   /// factor from log2 units). 16-bit inputs only (tile_config.h's fwd_q_prescaled).
   int q_prescaled = 0;

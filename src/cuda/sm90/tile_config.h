@@ -550,12 +550,11 @@ constexpr int launch_registers(int threads) { return 65536 / threads / 8 * 8 * t
 inline constexpr int kProducerRegisters = 24;
 constexpr int consumer_registers(const FwdTile& t) { return t.consumers() <= 2 ? 240 : 160; }
 
-/// Bytes of the 8-byte mbarriers: per Q buffer full, empty and scaled (fwd_query_scaler.cuh), per
-/// stage K full, V full, K empty, V empty, and with V transposed in the kernel (`staging_slots`
-/// > 0) per staging slot full and empty and an 8-byte word that tells the transposing warps the
-/// loads have ended.
+/// Bytes of the 8-byte mbarriers: per Q buffer full and empty, per stage K full, V full, K empty,
+/// V empty, and with V transposed in the kernel (`staging_slots` > 0) per staging slot full and
+/// empty and an 8-byte word that tells the transposing warps the loads have ended.
 constexpr std::size_t barrier_bytes(int q_buffers, int stages, int staging_slots = 0) {
-  return 8 * (3 * q_buffers + 4 * stages + 3 * staging_slots);
+  return 8 * (2 * q_buffers + 4 * stages + 3 * staging_slots);
 }
 
 /// Shared memory one block may use on sm90 (the opt-in maximum of the H100 and H200).
