@@ -436,9 +436,10 @@ constexpr bool fwd_narrow_first(int bucket, int block_m, int block_n, long long 
 
 /// Key blocks a tile's rows must walk (the longest key sequence's) for Q scaled in the kernel to
 /// pay: the scaling lies between a tile's Q load and its first GEMM, and only the blocks after a
-/// row's first take the softmax's anchored fast path. ViT-L/14's three 208-key blocks ran 2.5 %
-/// slower with it (bench/results/2026-12-03-s37, call 1).
-inline constexpr long long kPrescaleMinKeyBlocks = 4;
+/// row's first take the softmax's anchored fast path. With the consumers scaling their own rows,
+/// ViT-L/14's three 208-key blocks ran 3.2 % faster with it and ViT-H/14's three 96-key blocks
+/// level (+0.3 %; bench/results/2026-12-03-s38, call 1); two blocks were not measured.
+inline constexpr long long kPrescaleMinKeyBlocks = 3;
 
 /// Whether a 16-bit forward scales Q in the kernel (FwdParams::q_prescaled, fwd_query_scaler.cuh)
 /// with the factor `q_scale` (the softmax's scale * log2(e)):
@@ -446,13 +447,13 @@ inline constexpr long long kPrescaleMinKeyBlocks = 4;
 ///   the scores' precision (an inference forward; one for training keeps the exact scale);
 /// - not past 1, so that the scaled Q cannot overflow f16;
 /// - up to D = 128: at D = 256 the FFMA it saves is a smaller share of a score's work than the
-///   scaling of a Q of 256 columns costs (N = 4096 +1.1 % on the H200);
+///   scaling of a Q of 256 columns costs (N = 4096 +0.7-1.1 % on the H200, sessions 37 and 38);
 /// - not for one-block tiles (the cross-tile kernel), and only where the longest key sequence
-///   spans kPrescaleMinKeyBlocks blocks of `block_n`.
+///   spans kPrescaleMinKeyBlocks blocks of `block_n` or more.
 constexpr bool fwd_q_prescaled(int bucket, float q_scale, long long seqlen_k, int block_n,
                                bool cross_tile, bool lse_requested) {
   return !lse_requested && q_scale <= 1.0f && value_columns(bucket) <= 128 && !cross_tile &&
-         block_n > 0 && seqlen_k >= kPrescaleMinKeyBlocks * block_n;
+         block_n > 0 && (seqlen_k + block_n - 1) / block_n >= kPrescaleMinKeyBlocks;
 }
 
 /// CTAs of a cluster that share each K and V block of the forward (fwd_kv_multicast): each loads

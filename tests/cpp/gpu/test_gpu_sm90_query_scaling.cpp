@@ -28,7 +28,8 @@ constexpr float kD64Factor = static_cast<float>(M_LOG2E / 8.0);
 
 TEST(Sm90QueryScalingChoice, InferenceOverLongKeySequencesTakesIt) {
   EXPECT_TRUE(sm90::fwd_q_prescaled(64, kD64Factor, 4096, 128, false, false));
-  EXPECT_TRUE(sm90::fwd_q_prescaled(64, kD64Factor, 4 * 128, 128, false, false));
+  EXPECT_TRUE(sm90::fwd_q_prescaled(64, kD64Factor, 2 * 128 + 1, 128, false, false));
+  EXPECT_TRUE(sm90::fwd_q_prescaled(64, kD64Factor, 577, 208, false, false));
   EXPECT_TRUE(sm90::fwd_q_prescaled(128, 1.0f, 1000, 176, false, false));
   EXPECT_TRUE(sm90::fwd_q_prescaled(48, kD64Factor, 4096, 128, false, false));
 }
@@ -36,8 +37,8 @@ TEST(Sm90QueryScalingChoice, InferenceOverLongKeySequencesTakesIt) {
 TEST(Sm90QueryScalingChoice, LseShortKeysOneBlockTilesWideHeadsAndLargeScalesDoNot) {
   // The LSE keeps the exact scale (a backward recomputes P from it).
   EXPECT_FALSE(sm90::fwd_q_prescaled(64, kD64Factor, 4096, 128, false, true));
-  EXPECT_FALSE(sm90::fwd_q_prescaled(64, kD64Factor, 4 * 128 - 1, 128, false, false));
-  EXPECT_FALSE(sm90::fwd_q_prescaled(64, kD64Factor, 577, 208, false, false));
+  EXPECT_FALSE(sm90::fwd_q_prescaled(64, kD64Factor, 2 * 128, 128, false, false));
+  EXPECT_FALSE(sm90::fwd_q_prescaled(64, kD64Factor, 2 * 208, 208, false, false));
   EXPECT_FALSE(sm90::fwd_q_prescaled(64, kD64Factor, 4096, 128, true, false));
   EXPECT_FALSE(sm90::fwd_q_prescaled(64, kD64Factor, 4096, 0, false, false));
   EXPECT_FALSE(sm90::fwd_q_prescaled(160, kD64Factor, 4096, 128, false, false));
