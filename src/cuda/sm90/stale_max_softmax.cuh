@@ -46,11 +46,13 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2, kShortCha
   /// exponents (fast path) or the probabilities (exact path): either way, not scores any more.
   /// Returns whether O needs rescale() at all: not after the fast path, where every factor is 1,
   /// so that neither the lazy max's vote nor the multiplies of an exact one run on most blocks.
-  /// The same for the whole warp.
+  /// The same for the whole warp. `first_at_zero`: a row's first block may take the fast path
+  /// against a max of 0 without finding its max, where the scores carry the scale and no row of
+  /// the block can be empty (no causal mask): most rows' max would be anchored there anyway.
   template <typename T, int kNTiles>
   __device__ __forceinline__ bool update_and_pack(
       float (&scores)[kMTiles][kNTiles][4], uint32_t (&p)[kMTiles][kNTiles * 8 / kPvStepKeys<T>][4],
-      float scale_log2, float (&correction)[kMTiles][2]) {
+      float scale_log2, float (&correction)[kMTiles][2], bool first_at_zero = false) {
     bool started = true, anchored = true;
 #pragma unroll
     for (int m = 0; m < kMTiles; ++m) {
@@ -65,6 +67,9 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2, kShortCha
         return false;
       }
       move_max(scores, scale_log2, correction);
+    } else if (kOffsetLog2 == 0 && first_at_zero && scale_log2 == 1.0f &&
+               exponents_against_stale_max<T, true, true>(scores, p, scale_log2, correction)) {
+      return false;
     } else {
       Base::update_scores(scores, scale_log2, correction, zero_anchor<T>(scale_log2));
     }
@@ -91,13 +96,23 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2, kShortCha
   template <typename T>
   static constexpr float kAnchoredSumLimit = std::is_same_v<T, __nv_bfloat16> ? 0x1p48f : 0x1p15f;
 
+  /// The lower end of zero_anchor's window as a probability: a row's first block taken against a
+  /// max of 0 without its max (update_and_pack's `first_at_zero`) must have a block sum of at
+  /// least this times its keys, so that its largest probability is at least this, as the exact
+  /// path's anchor requires.
+  template <typename T>
+  static constexpr float kAnchorFloor = std::is_same_v<T, __nv_bfloat16> ? 0x1p-64f : 0x1p-6f;
+
   /// The fast path: exponents x = s * scale_log2 - max left in `scores`, 2^x packed into `p`;
   /// kAnchored: every row of the warp anchored at 0 and scores that carry the scale, so x = s
   /// as it stands. Returns true when the warp is done (O's factors are all 1; `correction` is
   /// left holding the block sums, for no one to read); false when some thread's share of a row's
   /// block sum passed 2^8, or kAnchoredSumLimit (or is infinite), with `row_sum` untouched and
-  /// `p` to be written again.
-  template <typename T, bool kAnchored, int kNTiles>
+  /// `p` to be written again. kFirst (anchored only): the rows' first block, which the fast path
+  /// takes against a max of 0 where every row's block sum is also at least kAnchorFloor times its
+  /// keys (not NaN); the rows' max is then set to 0, and `scores` is left as it was either way, for the
+  /// exact path to take it where the check failed.
+  template <typename T, bool kAnchored, bool kFirst = false, int kNTiles>
   __device__ __forceinline__ bool exponents_against_stale_max(
       float (&scores)[kMTiles][kNTiles][4], uint32_t (&p)[kMTiles][kNTiles * 8 / kPvStepKeys<T>][4],
       float scale_log2, float (&correction)[kMTiles][2]) {
@@ -126,6 +141,12 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2, kShortCha
         correction[m][half] = sum;
         // Not for NaN (a NaN score stays NaN in O, as on the exact path); yes for infinity.
         over |= sum > (kAnchored ? kAnchoredSumLimit<T> : 256.0f);
+        if constexpr (kFirst) {
+          static_assert(kAnchored);
+          float row = sum + __shfl_xor_sync(0xffffffffu, sum, 1);
+          row += __shfl_xor_sync(0xffffffffu, row, 2);
+          over |= !(row >= kAnchorFloor<T> * (8 * kNTiles));
+        }
       }
     }
     if (__any_sync(0xffffffffu, over)) return false;
@@ -133,6 +154,7 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2, kShortCha
     for (int m = 0; m < kMTiles; ++m) {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
+        if constexpr (kFirst) row_max[m][half] = 0.0f;
         row_sum[m][half] += correction[m][half];
       }
     }

@@ -100,10 +100,32 @@ TEST_P(GpuSm90QueryScaling, CausalGroupedLayoutsVarlenAndScales) {
 TEST_P(GpuSm90QueryScaling, RowsLeavingTheAnchorsWindow) {
   // Rising by 48 the max passes the window's top (f16 8, bf16 32) a few blocks in; rising by
   // 2000 a block's exponentials against the anchor overflow; falling, the first block's max lies
-  // far below later ones' or far above them.
+  // far below later ones' or far above them. The first block (the sequence's last) is taken
+  // against a max of 0 before its own is known (update_and_pack's first_at_zero): rising, its
+  // sums pass the anchor's limit; falling, they fall below its floor; either way the exact path
+  // takes it again. 577 keys: the narrow first block of bucket 64's short width.
   ScopedEnv env(kPrescaleVar, "1");
   check_forward_with_ramps(target(), without_lse(dense_case(dtype(), 130, 1000, 64)));
   check_forward_with_ramps(target(), without_lse(dense_case(dtype(), 130, 1000, 128)));
+  check_forward_with_ramps(target(), without_lse(dense_case(dtype(), 130, 577, 64)));
+}
+
+TEST_P(GpuSm90QueryScaling, FirstBlocksBelowTheAnchorsFloor) {
+  // Every score negative and large (q = -4|q|, k = 4|k|: about -650). Scaled by 0.125, about
+  // -117 in log2 units: every row's first block lies under the anchor's floor (2^-64 a key in
+  // bf16, 2^-6 in f16), and the exact path takes it again with the rows' own max. Scaled by
+  // 0.001, about -1: the first block taken against a max of 0 holds.
+  ScopedEnv env(kPrescaleVar, "1");
+  for (const float scale : {0.001f, 0.125f}) {
+    AttentionCase c = dense_case(dtype(), 130, 700, 64);
+    c.softmax_scale = scale;
+    CheckOptions options;
+    options.shape_inputs = [](RefProblem& p) {
+      for (double& x : p.q) x = -std::fabs(x) * 4.0;
+      for (double& x : p.k) x = std::fabs(x) * 4.0;
+    };
+    check_forward(target(), without_lse(c), options);
+  }
 }
 
 TEST_P(GpuSm90QueryScaling, SplitClustersAndWideTiles) {
