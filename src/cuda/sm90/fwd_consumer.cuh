@@ -205,14 +205,14 @@ struct Consumer {
       scores_alone(reinterpret_cast<float(&)[kFirstKeys / 2]>(first), q_rows, ring, w.n_blocks == 1,
                    q_buffer);
       mask_block(first, w, (w.n_block0 + w.n_blocks - 1) * kBlockN);
-      rescale_o = softmax.template update_and_pack<T>(first, probabilities<kFirstKeys>(),
-                                                      p.shape.scale_log2, correction, first_at_zero);
+      rescale_o = softmax.template update_and_pack<T>(
+          first, probabilities<kFirstKeys>(), p.shape.scale_log2, correction, first_at_zero);
       clear_probabilities_past<kFirstKeys>();
     } else {
       scores_alone(s_flat(), q_rows, ring, w.n_blocks == 1, q_buffer);
       mask_block(acc_s, w, (w.n_block0 + w.n_blocks - 1) * kBlockN);
-      rescale_o = softmax.template update_and_pack<T>(acc_s, p_frag, p.shape.scale_log2,
-                                                      correction, first_at_zero);
+      rescale_o = softmax.template update_and_pack<T>(acc_s, p_frag, p.shape.scale_log2, correction,
+                                                      first_at_zero);
     }
 
     for (int j = 1; j < w.n_blocks; ++j) {

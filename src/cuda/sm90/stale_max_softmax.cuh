@@ -19,7 +19,9 @@
 // block anchors its max at 0 when it lies in a window its dtype keeps exact (ZeroAnchor), and a
 // warp whose rows are all anchored takes 2^s straight from the accumulators: an EX2 and an FADD a
 // score, without the FFMA. The same check then guards the range: a thread's share of a block sum
-// past the window's bound moves the max as above.
+// past the window's bound moves the max as above. Without a causal mask (no row of a first block is
+// empty) the first block itself takes that path against 0 before its max is known, and the exact
+// path takes it again where a row's sums leave the window (update_and_pack's first_at_zero).
 #pragma once
 
 #include <cmath>
@@ -110,8 +112,8 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2, kShortCha
   /// block sum passed 2^8, or kAnchoredSumLimit (or is infinite), with `row_sum` untouched and
   /// `p` to be written again. kFirst (anchored only): the rows' first block, which the fast path
   /// takes against a max of 0 where every row's block sum is also at least kAnchorFloor times its
-  /// keys (not NaN); the rows' max is then set to 0, and `scores` is left as it was either way, for the
-  /// exact path to take it where the check failed.
+  /// keys (not NaN); the rows' max is then set to 0, and `scores` is left as it was either way,
+  /// for the exact path to take it where the check failed.
   template <typename T, bool kAnchored, bool kFirst = false, int kNTiles>
   __device__ __forceinline__ bool exponents_against_stale_max(
       float (&scores)[kMTiles][kNTiles][4], uint32_t (&p)[kMTiles][kNTiles * 8 / kPvStepKeys<T>][4],
