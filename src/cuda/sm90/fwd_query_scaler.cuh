@@ -40,11 +40,16 @@ __device__ __forceinline__ PackedFactor packed_factor(float scale) {
   return {hi, ptx::pack2<T>(rest, rest)};
 }
 
+/// 16-byte chunks a consumer thread scales in each panel of Q: a consumer's rows are 64 x kSwizzle
+/// contiguous bytes of each panel, spread over its 128 threads.
+template <typename Tr>
+inline constexpr int kQueryChunksPerPanel = 64 * Tr::kSwizzle / 16 / 128;
+
 /// Byte offset of a thread's chunk c (panel-major) from its first, in Tr's Q layout.
 template <typename Tr>
 __device__ __forceinline__ constexpr uint32_t chunk_offset(int c) {
-  constexpr int kChunksPerPanel = 64 * Tr::kSwizzle / 16 / 128;
-  return (c / kChunksPerPanel) * Tr::kBlockM * Tr::kSwizzle + (c % kChunksPerPanel) * 16 * 128;
+  constexpr int kPerPanel = kQueryChunksPerPanel<Tr>;
+  return (c / kPerPanel) * Tr::kBlockM * Tr::kSwizzle + (c % kPerPanel) * 16 * 128;
 }
 
 /// A packed pair of T times the factor, each product rounded once (fma of q, hi and q * lo).
@@ -70,10 +75,7 @@ __device__ __forceinline__ void scale_query_rows(uint32_t q, float q_scale, int 
                                                  int thread) {
   using Tr = FwdTraits<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>;
   static_assert(!Tr::kFp8);
-  // A consumer's rows are 64 x kSwizzle contiguous bytes of each panel: kSwizzle / 32 chunks of
-  // 16 bytes a thread and panel.
-  constexpr int kChunksPerPanel = 64 * Tr::kSwizzle / 16 / 128;
-  constexpr int kChunks = Tr::kPanels * kChunksPerPanel;
+  constexpr int kChunks = Tr::kPanels * kQueryChunksPerPanel<Tr>;
   const uint32_t rows = q + consumer * 64 * Tr::kSwizzle + 16 * thread;
   const PackedFactor factor = packed_factor<T>(q_scale);
   uint4 v[kChunks];

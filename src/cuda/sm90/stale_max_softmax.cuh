@@ -87,10 +87,15 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2, kShortCha
   /// flush to zero; f16's P holds at most 65504, and its normal range ends at 2^-14. None in
   /// FP8, whose probabilities carry an offset.
   template <typename T>
+  static constexpr ZeroAnchor kZeroAnchor =
+      std::is_same_v<T, __nv_bfloat16> ? ZeroAnchor{true, -64.0f, 32.0f}
+                                       : ZeroAnchor{true, -6.0f, 8.0f};
+
+  /// kZeroAnchor where the scores carry the scale (scale_log2 1, no offset), else none.
+  template <typename T>
   __device__ __forceinline__ static ZeroAnchor zero_anchor(float scale_log2) {
     if (kOffsetLog2 != 0 || scale_log2 != 1.0f) return {};
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) return {true, -64.0f, 32.0f};
-    return {true, -6.0f, 8.0f};
+    return kZeroAnchor<T>;
   }
 
   /// What a thread's share of an anchored row's block sum may reach before the max moves: 2^48
@@ -98,12 +103,20 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2, kShortCha
   template <typename T>
   static constexpr float kAnchoredSumLimit = std::is_same_v<T, __nv_bfloat16> ? 0x1p48f : 0x1p15f;
 
-  /// The lower end of zero_anchor's window as a probability: a row's first block taken against a
+  /// 2^k for a whole k, exactly, at compile time.
+  static constexpr float exact_exp2(int k) {
+    float r = 1.0f;
+    for (; k > 0; --k) r *= 2.0f;
+    for (; k < 0; ++k) r *= 0.5f;
+    return r;
+  }
+
+  /// The lower end of kZeroAnchor's window as a probability: a row's first block taken against a
   /// max of 0 without its max (update_and_pack's `first_at_zero`) must have a block sum of at
   /// least this times its keys, so that its largest probability is at least this, as the exact
   /// path's anchor requires.
   template <typename T>
-  static constexpr float kAnchorFloor = std::is_same_v<T, __nv_bfloat16> ? 0x1p-64f : 0x1p-6f;
+  static constexpr float kAnchorFloor = exact_exp2(static_cast<int>(kZeroAnchor<T>.lowest_log2));
 
   /// The fast path: exponents x = s * scale_log2 - max left in `scores`, 2^x packed into `p`;
   /// kAnchored: every row of the warp anchored at 0 and scores that carry the scale, so x = s
@@ -145,6 +158,8 @@ struct StaleMaxSoftmax : OnlineSoftmax<kMTiles, kLazyMax, kOffsetLog2, kShortCha
         over |= sum > (kAnchored ? kAnchoredSumLimit<T> : 256.0f);
         if constexpr (kFirst) {
           static_assert(kAnchored);
+          // kAnchorFloor is exact for a whole lower end only.
+          static_assert(kZeroAnchor<T>.lowest_log2 == static_cast<int>(kZeroAnchor<T>.lowest_log2));
           float row = sum + __shfl_xor_sync(0xffffffffu, sum, 1);
           row += __shfl_xor_sync(0xffffffffu, row, 2);
           over |= !(row >= kAnchorFloor<T> * (8 * kNTiles));
