@@ -6,13 +6,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstddef>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "api/env_option.h"
 #include "cuda/common/cuda_check.h"
@@ -31,6 +33,7 @@
 #include "cuda/sm90/bwd_config.h"
 #include "cuda/sm90/dispatch.h"
 #include "cuda/sm90/fp8_values.h"
+#include "cuda/sm90/fwd_timeline_layout.h"
 #include "cuda/sm90/params.h"
 #include "cuda/sm90/tensor_maps.h"
 #include "cuda/sm90/tile_config.h"
@@ -1032,9 +1035,51 @@ void set_query_scaling(sm90::FwdParams& params, const Problem& p, const sm90::Fw
 
 /// Queues the forward (tensor maps set) and the combine of its split tiles, whose partial O rows
 /// hold one slice's columns each.
+/// The sm90 forward with its diagnostic timelines recorded (fwd_timeline_layout.h) and written to
+/// `path`, replacing what an earlier call wrote there. It synchronizes the device: a diagnostic,
+/// not a way to time the kernel.
+void run_forward_sm90_recording(const Problem& p, sm90::FwdParams& params, int bucket,
+                                const sm90::FwdTile& tile, const char* path) {
+  constexpr size_t kRecords =
+      static_cast<size_t>(sm90::kTimelineCtas) * sm90::kTimelineRoles * sm90::kTimelineEvents;
+  constexpr size_t kBytes = kRecords * sizeof(unsigned long long);
+  unsigned long long* records = nullptr;
+  cuda_check(cudaMalloc(reinterpret_cast<void**>(&records), kBytes), "cudaMalloc (timelines)");
+  std::vector<unsigned long long> host(kRecords);
+  try {
+    cuda_check(cudaMemsetAsync(records, 0, kBytes, static_cast<cudaStream_t>(p.stream)),
+               "cudaMemsetAsync (timelines)");
+    params.timeline = records;
+    sm90::forward(p.dtype, bucket, tile.block_m, tile.block_n, params, p.stream);
+    params.timeline = nullptr;
+    cuda_check(cudaStreamSynchronize(static_cast<cudaStream_t>(p.stream)),
+               "cudaStreamSynchronize (timelines)");
+    cuda_check(cudaMemcpy(host.data(), records, kBytes, cudaMemcpyDeviceToHost),
+               "cudaMemcpy (timelines)");
+  } catch (...) {
+    cudaFree(records);
+    throw;
+  }
+  cuda_check(cudaFree(records), "cudaFree (timelines)");
+  const sm90::TimelineFileHeader header{sm90::kTimelineCtas,   sm90::kTimelineRoles,
+                                        sm90::kTimelineEvents, tile.block_m,
+                                        tile.block_n,          params.num_units};
+  FILE* file = std::fopen(path, "wb");
+  bool written = file != nullptr && std::fwrite(&header, sizeof(header), 1, file) == 1 &&
+                 std::fwrite(host.data(), sizeof(host[0]), kRecords, file) == kRecords;
+  if (file != nullptr) written = std::fclose(file) == 0 && written;
+  if (!written) throw Error(std::string("FLASHVISION_SM90_TIMELINES: cannot write ") + path);
+}
+
 void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
                       const sm90::FwdTile& tile) {
-  sm90::forward(p.dtype, bucket, tile.block_m, tile.block_n, params, p.stream);
+  const char* timelines =
+      sm90::kTimelinesCompiled ? std::getenv("FLASHVISION_SM90_TIMELINES") : nullptr;
+  if (timelines != nullptr && *timelines != '\0') {
+    run_forward_sm90_recording(p, params, bucket, tile, timelines);
+  } else {
+    sm90::forward(p.dtype, bucket, tile.block_m, tile.block_n, params, p.stream);
+  }
   FwdCombineParams combine = combine_params(params, p.device_index);
   combine.value_slices = sm90::value_slices(bucket, params.value_cols);
   combine_split(p.out_dtype, combine, p.stream);

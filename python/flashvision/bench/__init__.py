@@ -8,7 +8,8 @@ plots. Run ``python -m flashvision.bench --help`` for the options.
 Modules: cases (shape set, FLOPs), inputs (random inputs, float64 reference rows), impls (the
 callables under test), timing, memory, runner (one measurement -> one record), records (meta,
 JSON, table), telemetry (the GPU's clock and power during each timing), plots, cli (arguments
-and the main loop).
+and the main loop), timelines (the sm90 forward's diagnostic event timelines, read and reported:
+``python -m flashvision.bench.timelines``).
 """
 
 from .cli import main

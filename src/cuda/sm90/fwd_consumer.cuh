@@ -18,6 +18,7 @@
 #include "cuda/common/warp_gemm.cuh"
 #include "cuda/sm90/fwd_epilogue.cuh"
 #include "cuda/sm90/fwd_query_scaler.cuh"
+#include "cuda/sm90/fwd_timeline.cuh"
 #include "cuda/sm90/fwd_traits.cuh"
 #include "cuda/sm90/p_fragments.cuh"
 #include "cuda/sm90/ptx_sm90.cuh"
@@ -115,6 +116,7 @@ struct Consumer {
   const SmemLayout<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>& smem;
   const TurnRound<Tr::kConsumers>& turns;
   int consumer, warp, lane;
+  [[no_unique_address]] mutable FwdTimeline timeline;
 
   // Accumulators in the mma tile layout ([1][columns / 8][4]) so that the softmax, mask and
   // fragment conversion of the sm80 path apply; the wgmma wrappers see them as flat arrays.
@@ -162,6 +164,7 @@ struct Consumer {
   /// tile, or the partial result of one key range of a split tile).
   __device__ void run(const WorkTile& w, RingPosition<Tr::kStages>& ring,
                       RingPosition<Tr::kQBuffers>& q_ring) {
+    timeline.mark(TimelineEvent::kUnitStart);
     clear(acc_o);
     softmax.init();
     if (w.n_blocks > 0) run_blocks(w, ring, q_ring);
@@ -185,6 +188,7 @@ struct Consumer {
     store_output<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(
         p, w, w.m0 + consumer * 64 + warp * 16, acc_o, inv_sum, lse,
         smem.staging(consumer * 4 + warp), lane);
+    timeline.mark(TimelineEvent::kFinishDone);
   }
 
   __device__ void run_blocks(const WorkTile& w, RingPosition<Tr::kStages>& ring,
@@ -214,12 +218,15 @@ struct Consumer {
       rescale_o = softmax.template update_and_pack<T>(acc_s, p_frag, p.shape.scale_log2, correction,
                                                       first_at_zero);
     }
+    timeline.mark(TimelineEvent::kSoftmaxDone);
 
     for (int j = 1; j < w.n_blocks; ++j) {
       RingPosition<Tr::kStages> next{ring.index + 1};
       const int next_stage = next.stage();
+      timeline.mark(TimelineEvent::kBlocksWait);
       mbarrier_wait(smem.k_full(next_stage), next.parity());
       mbarrier_wait(smem.v_full(stage), ring.parity());
+      timeline.mark(TimelineEvent::kBlocksLanded);
       // The previous block's correction (the first block's leaves O at zero either way).
       // Q's descriptor derives from q_rows; opaque, it is made again each block rather than held
       // through the loop (the D = 64 wide tile spilled it).
@@ -230,6 +237,7 @@ struct Consumer {
       // P V of the previous block reads p_frag until it completes; ptxas placed this wait ahead
       // of the softmax in every kernel anyway (docs/hopper.md, "Overlap").
       wgmma_wait<0>();
+      timeline.mark(TimelineEvent::kValuesDone);
       fence_registers(o_flat());
       release_kv(smem.v_empty(stage));
       rescale_o =
@@ -237,6 +245,7 @@ struct Consumer {
       if constexpr (!Tr::kRescaleDuringQk) {
         if (rescale_o) Softmax::rescale(acc_o, correction);
       }
+      timeline.mark(TimelineEvent::kSoftmaxDone);
       ring = next;
       stage = next_stage;
     }
@@ -266,7 +275,9 @@ struct Consumer {
   /// the kernel scales Q, and moves q_ring on; returns the buffer.
   __device__ int wait_for_q(RingPosition<Tr::kQBuffers>& q_ring) const {
     const int buffer = q_ring.stage();
+    timeline.mark(TimelineEvent::kQWait);
     mbarrier_wait(smem.q_full(buffer), q_ring.parity());
+    timeline.mark(TimelineEvent::kQLanded);
     if constexpr (!Tr::kFp8) {
       if (p.q_prescaled) {
         scale_query_rows<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(
@@ -274,6 +285,7 @@ struct Consumer {
       }
     }
     ++q_ring.index;
+    timeline.mark(TimelineEvent::kQScaled);
     return buffer;
   }
 
@@ -286,14 +298,18 @@ struct Consumer {
                                int q_buffer) {
     const int stage = ring.stage();
     mbarrier_wait(smem.k_full(stage), ring.parity());
+    timeline.mark(TimelineEvent::kTurnWait);
     turns.wait_turn();
+    timeline.mark(TimelineEvent::kTurnHeld);
     fence_registers(s);
     wgmma_fence();
     gemm_qk<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, 2 * kHalfKeys>(s, q_rows,
                                                                                   smem.k(stage));
     wgmma_commit();
     turns.pass_turn();
+    timeline.mark(TimelineEvent::kTurnPassed);
     wgmma_wait<0>();
+    timeline.mark(TimelineEvent::kScoresReady);
     fence_registers(s);
     release_kv(smem.k_empty(stage));
     if (last_of_q) release(smem.q_empty(q_buffer));
@@ -306,7 +322,9 @@ struct Consumer {
   template <bool kRescale>
   __device__ void scores_with_values(uint32_t q_rows, int next_stage, int stage, bool rescale_o,
                                      const float (&correction)[1][2]) {
+    timeline.mark(TimelineEvent::kTurnWait);
     turns.wait_turn();
+    timeline.mark(TimelineEvent::kTurnHeld);
     fence_registers(s_flat());
     fence_registers(o_flat());
     wgmma_fence();
@@ -322,7 +340,9 @@ struct Consumer {
                                                                    smem.v(stage));
     wgmma_commit();
     turns.pass_turn();
+    timeline.mark(TimelineEvent::kTurnPassed);
     wgmma_wait<1>();  // S' is ready; P V may still run
+    timeline.mark(TimelineEvent::kScoresReady);
     fence_registers(s_flat());
     release_kv(smem.k_empty(next_stage));
   }
@@ -331,14 +351,18 @@ struct Consumer {
   /// released and the ring moved on.
   __device__ void values_alone(RingPosition<Tr::kStages>& ring) {
     const int stage = ring.stage();
+    timeline.mark(TimelineEvent::kTurnWait);
     turns.wait_turn();
+    timeline.mark(TimelineEvent::kTurnHeld);
     fence_registers(o_flat());
     wgmma_fence();
     gemm_pv<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(o_flat(), p_frag[0],
                                                                    smem.v(stage));
     wgmma_commit();
     turns.pass_turn();
+    timeline.mark(TimelineEvent::kTurnPassed);
     wgmma_wait<0>();
+    timeline.mark(TimelineEvent::kValuesDone);
     fence_registers(o_flat());
     release_kv(smem.v_empty(stage));
     ++ring.index;
@@ -430,7 +454,8 @@ __device__ __forceinline__ void consume(
       turns,
       consumer,
       (static_cast<int>(threadIdx.x) / 32) % 4,
-      static_cast<int>(threadIdx.x) % 32};
+      static_cast<int>(threadIdx.x) % 32,
+      FwdTimeline(p, 1 + consumer)};
   RingPosition<Tr::kStages> ring;
   RingPosition<Tr::kQBuffers> q_ring;
   if constexpr (kCrossTile) {

@@ -9,6 +9,7 @@
 // transposed V (FwdParams::fp8_values_transposed), straight into the V stages.
 #pragma once
 
+#include "cuda/sm90/fwd_timeline.cuh"
 #include "cuda/sm90/fwd_traits.cuh"
 #include "cuda/sm90/ptx_sm90.cuh"
 
@@ -86,16 +87,19 @@ __device__ __forceinline__ void produce(
   RingPosition<Tr::kStages> ring;
   RingPosition<Tr::kQBuffers> q_ring;  // over the tiles whose Q was loaded
   RingPosition<kVInKernel ? Tr::kValueStagingSlots : 1> slots;  // over the V blocks staged
+  FwdTimeline timeline(p, 0);
   for (int unit = static_cast<int>(blockIdx.x); unit < p.num_units;
        unit += static_cast<int>(gridDim.x)) {
     const WorkTile w = locate_work<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(p, unit);
     if (!w.has_loads()) continue;
     const int q_buffer = q_ring.stage();
+    timeline.mark(TimelineEvent::kProducerQWait);
     mbarrier_wait(smem.q_empty(q_buffer), q_ring.parity() ^ 1);
     mbarrier_arrive_expect_tx(smem.q_full(q_buffer), Tr::kQBytes);
     load_tile<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, Tr::kBlockM, Tr::kPanels>(
         smem.q(q_buffer), &p.tmap_q, 0, static_cast<int>(w.rows.q_begin) + w.m0, w.head,
         w.seq_coord, smem.q_full(q_buffer));
+    timeline.mark(TimelineEvent::kProducerQIssued);
     ++q_ring.index;
     for (int j = 0; j < w.n_blocks; ++j, ++ring.index) {
       const int stage = ring.stage();
@@ -106,6 +110,7 @@ __device__ __forceinline__ void produce(
       mbarrier_arrive_expect_tx(smem.k_full(stage), Tr::kKBytes);
       load_key_block<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, kCtas, Tr::kPanels>(
           smem.k(stage), &p.tmap_k, 0, key_row, w.head_kv, w.seq_coord, smem.k_full(stage));
+      timeline.mark(TimelineEvent::kProducerKIssued);
       if constexpr (kVInKernel) {
         // Into a staging slot, which the transposing warps write into the V stage.
         static_assert(kCtas == 1);
@@ -128,6 +133,7 @@ __device__ __forceinline__ void produce(
         load_key_block<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols, kCtas, Tr::kPanelsV>(
             smem.v(stage), &p.tmap_v, w.v_col0, key_row, w.head_kv, w.seq_coord,
             smem.v_full(stage));
+        timeline.mark(TimelineEvent::kProducerVIssued);
       }
     }
   }

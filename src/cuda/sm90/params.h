@@ -70,6 +70,9 @@ struct FwdParams {
   /// FP8: the factor V's stored values stand for (O is normalized by it as well); Q's and K's
   /// are in the softmax scale.
   float descale_v = 1.0f;
+  /// Where the diagnostic timelines go (fwd_timeline_layout.h); set only in builds with
+  /// FLASHVISION_SM90_TIMELINES, and then only where the environment asks for them.
+  unsigned long long* timeline = nullptr;
 };
 
 /// Backward main-kernel parameters: the sm80 backward's (shapes, operands, workspaces, which the
