@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# NOT RUN in session 40: the device was not lent again after call 1. To run it, rebuild the kits
-# from main with call2/early-block-waits.patch applied (wf, wt: also -DFLASHVISION_SM90_TIMELINES=ON
-# and FLASHVISION_SM90_TIMELINES in place of the wip FLASHVISION_SM90_TRACE; the report is
-# python -m flashvision.bench.timelines).
+# NOT RUN in session 40: the device was not lent again after call 1. To run it, build the kits
+# from main (mf) and from main with call2/early-block-waits.patch applied (wf; wt the same with
+# -DFLASHVISION_SM90_TIMELINES=ON and bucket 128 only), and in the script read the timelines with
+# FLASHVISION_SM90_TIMELINES (the variable trace_cases.py sets was FLASHVISION_SM90_TRACE on the
+# wip branch of call 1) and python -m flashvision.bench.timelines.
 # Session 40, call 2. Kits built on the development machine:
 #   mf: main (f119ae9's kernels), every bucket;
 #   wf: each step of the key-block loop waits for the next step's K and V while its P V runs,
