@@ -1033,8 +1033,6 @@ void set_query_scaling(sm90::FwdParams& params, const Problem& p, const sm90::Fw
   params.shape.scale = static_cast<float>(M_LN2);
 }
 
-/// Queues the forward (tensor maps set) and the combine of its split tiles, whose partial O rows
-/// hold one slice's columns each.
 /// The sm90 forward with its diagnostic timelines recorded (fwd_timeline_layout.h) and written to
 /// `path`, replacing what an earlier call wrote there. It synchronizes the device: a diagnostic,
 /// not a way to time the kernel.
@@ -1071,6 +1069,8 @@ void run_forward_sm90_recording(const Problem& p, sm90::FwdParams& params, int b
   if (!written) throw Error(std::string("FLASHVISION_SM90_TIMELINES: cannot write ") + path);
 }
 
+/// Queues the forward (tensor maps set) and the combine of its split tiles, whose partial O rows
+/// hold one slice's columns each.
 void run_forward_sm90(const Problem& p, sm90::FwdParams& params, int bucket,
                       const sm90::FwdTile& tile) {
   const char* timelines =

@@ -38,7 +38,7 @@ enum class TimelineEvent : uint32_t {
   kProducerQWait = 20,    ///< the producer waits for a free Q buffer
   kProducerQIssued = 21,  ///< ... has issued a tile's Q load
   kProducerKIssued = 22,  ///< ... a K block's
-  kProducerVIssued = 23,  ///< ... a V block's
+  kProducerVIssued = 23,  ///< ... a V block's (16-bit V, loaded as it lies)
 };
 
 /// The file the host writes: this header, then the kTimelineCtas x kTimelineRoles x
