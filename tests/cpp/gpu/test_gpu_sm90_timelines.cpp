@@ -60,7 +60,9 @@ TEST_P(GpuSm90Timelines, RecordedForwardMatchesAndItsTimelinesAreWhole) {
           records.data() + (static_cast<size_t>(cta) * header.roles + role) * header.events;
       int count = 0, starts = 0, finishes = 0, q_issued = 0;
       for (; count < header.events && timeline[count] != 0; ++count) {
-        if (count > 0) EXPECT_GE(timeline[count] >> 8, timeline[count - 1] >> 8);
+        if (count > 0) {
+          EXPECT_GE(timeline[count] >> 8, timeline[count - 1] >> 8);
+        }
         const uint32_t e = event_of(timeline[count]);
         starts += e == static_cast<uint32_t>(sm90::TimelineEvent::kUnitStart);
         finishes += e == static_cast<uint32_t>(sm90::TimelineEvent::kFinishDone);
