@@ -169,6 +169,7 @@ struct Consumer {
     softmax.init();
     if (w.n_blocks > 0) run_blocks(w, ring, q_ring);
     finish(w);
+    timeline.mark(TimelineEvent::kFinishDone);
   }
 
   /// The epilogue of unit w from O and the softmax: O and LSE of a whole tile, or the partial
@@ -188,7 +189,6 @@ struct Consumer {
     store_output<T, kHeadDim, kBlockM, kBlockN, kVInKernel, kValueCols>(
         p, w, w.m0 + consumer * 64 + warp * 16, acc_o, inv_sum, lse,
         smem.staging(consumer * 4 + warp), lane);
-    timeline.mark(TimelineEvent::kFinishDone);
   }
 
   __device__ void run_blocks(const WorkTile& w, RingPosition<Tr::kStages>& ring,

@@ -28,7 +28,7 @@ enum class TimelineEvent : uint32_t {
   kScoresReady = 4,       ///< S = Q K^T has completed
   kSoftmaxDone = 5,       ///< a block's softmax (and the rescale of O where it follows) is done
   kValuesDone = 6,        ///< O += P V has completed
-  kFinishDone = 7,        ///< a unit's epilogue is done
+  kFinishDone = 7,        ///< a unit's epilogue (whole or partial) is done
   kQWait = 8,             ///< a consumer waits for a tile's Q
   kQLanded = 9,           ///< ... Q has landed
   kQScaled = 10,          ///< ... and is scaled (where the kernel scales Q)
